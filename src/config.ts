@@ -1,0 +1,108 @@
+// One typed schema for every setting. Settings come from environment variables; command-line
+// flags of the same name override them. Every problem is reported at once.
+import path from 'node:path';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  dataDir: string;
+  database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
+  listen: { host: string; port: number };
+  baseUrl: string;
+  tls: { mode: 'off' } | { mode: 'auto' } | { mode: 'files'; cert: string; key: string };
+  logLevel: LogLevel;
+  /** Create a default account with an admin key when the store has no account yet. */
+  bootstrap: boolean;
+}
+
+/** name → [environment variable, flag, what it sets]; docs/configuration.md describes each. */
+export const SETTINGS = {
+  dataDir: ['EDGEPLANE_DATA_DIR', '--data-dir', 'directory for the SQLite store and generated TLS files (default ./data)'],
+  databaseUrl: ['EDGEPLANE_DATABASE_URL', '--database-url', 'postgres://… selects PostgreSQL; unset means SQLite in the data directory'],
+  listen: ['EDGEPLANE_LISTEN', '--listen', 'host:port to listen on (default 127.0.0.1:8443)'],
+  baseUrl: ['EDGEPLANE_BASE_URL', '--base-url', 'public address used in every uri (default derived from the listen address)'],
+  tlsCert: ['EDGEPLANE_TLS_CERT', '--tls-cert', 'PEM certificate chain to serve (with EDGEPLANE_TLS_KEY)'],
+  tlsKey: ['EDGEPLANE_TLS_KEY', '--tls-key', 'PEM private key of that certificate'],
+  tls: ['EDGEPLANE_TLS', '--tls', '"off" serves plain HTTP (behind a TLS proxy); default on'],
+  logLevel: ['EDGEPLANE_LOG_LEVEL', '--log-level', 'fatal, error, warn, info (default), debug, trace or silent'],
+  bootstrap: ['EDGEPLANE_BOOTSTRAP', '--bootstrap', '"off" skips creating the default account on an empty store'],
+} as const;
+
+export type SettingName = keyof typeof SETTINGS;
+export type RawSettings = Partial<Record<SettingName, string>>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** Settings from the environment, then overridden by whatever `flags` carries. */
+export function readSettings(env: NodeJS.ProcessEnv, flags: RawSettings = {}): RawSettings {
+  const out: RawSettings = {};
+  for (const [name, [variable]] of Object.entries(SETTINGS) as [SettingName, readonly string[]][]) {
+    const value = flags[name] ?? env[variable as string];
+    if (value !== undefined && value !== '') out[name] = value;
+  }
+  return out;
+}
+
+export function parseHostPort(value: string): { host: string; port: number } | undefined {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+)):(\d{1,5})$/.exec(value);
+  if (!m) return undefined;
+  const port = Number(m[3]);
+  if (port > 65535) return undefined;
+  return { host: m[1] ?? m[2]!, port };
+}
+
+export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Config {
+  const problems: string[] = [];
+  const dataDir = path.resolve(cwd, raw.dataDir ?? 'data');
+
+  let database: Config['database'] = { kind: 'sqlite', file: path.join(dataDir, 'edgeplane.db') };
+  if (raw.databaseUrl) {
+    if (/^postgres(ql)?:\/\//.test(raw.databaseUrl)) database = { kind: 'postgres', url: raw.databaseUrl };
+    else if (raw.databaseUrl.startsWith('sqlite:')) database = { kind: 'sqlite', file: path.resolve(cwd, raw.databaseUrl.slice('sqlite:'.length)) };
+    else problems.push(`EDGEPLANE_DATABASE_URL must start with postgres:// or sqlite:; got '${raw.databaseUrl}'`);
+  }
+
+  const listen = parseHostPort(raw.listen ?? '127.0.0.1:8443');
+  if (!listen) problems.push(`EDGEPLANE_LISTEN must be host:port with a port from 0 to 65535; got '${raw.listen}'`);
+
+  let tls: Config['tls'] = { mode: 'auto' };
+  const tlsSwitch = raw.tls?.toLowerCase();
+  if (tlsSwitch !== undefined && !['on', 'off'].includes(tlsSwitch)) problems.push(`EDGEPLANE_TLS must be 'on' or 'off'; got '${raw.tls}'`);
+  if (tlsSwitch === 'off') {
+    if (raw.tlsCert || raw.tlsKey) problems.push('EDGEPLANE_TLS=off cannot be combined with EDGEPLANE_TLS_CERT or EDGEPLANE_TLS_KEY');
+    tls = { mode: 'off' };
+  } else if (raw.tlsCert || raw.tlsKey) {
+    if (!raw.tlsCert || !raw.tlsKey) problems.push('EDGEPLANE_TLS_CERT and EDGEPLANE_TLS_KEY must be given together');
+    else tls = { mode: 'files', cert: path.resolve(cwd, raw.tlsCert), key: path.resolve(cwd, raw.tlsKey) };
+  }
+
+  const logLevel = (raw.logLevel ?? 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`EDGEPLANE_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got '${raw.logLevel}'`);
+
+  const bootstrapSwitch = (raw.bootstrap ?? 'on').toLowerCase();
+  if (!['on', 'off'].includes(bootstrapSwitch)) problems.push(`EDGEPLANE_BOOTSTRAP must be 'on' or 'off'; got '${raw.bootstrap}'`);
+
+  let baseUrl = '';
+  if (raw.baseUrl) {
+    try {
+      const u = new URL(raw.baseUrl);
+      if (!['http:', 'https:'].includes(u.protocol) || u.search || u.hash) throw new Error('scheme');
+      baseUrl = u.toString().replace(/\/+$/, '');
+    } catch {
+      problems.push(`EDGEPLANE_BASE_URL must be an absolute http(s) address without query; got '${raw.baseUrl}'`);
+    }
+  } else if (listen) {
+    const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host === '0.0.0.0' ? '127.0.0.1' : listen.host;
+    baseUrl = `${tls.mode === 'off' ? 'http' : 'https'}://${host}:${listen.port}`;
+  }
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { dataDir, database, listen: listen!, baseUrl, tls, logLevel, bootstrap: bootstrapSwitch === 'on' };
+}

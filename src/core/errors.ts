@@ -1,0 +1,135 @@
+// The error catalogue: every distinct failure the API can answer with, its stable code, its
+// HTTP status and a message built from what went wrong. `docs/errors.md` lists the same
+// entries; test/contract/errors-doc.test.ts keeps the two equal.
+
+export class ApiError extends Error {
+  constructor(
+    readonly code: number,
+    readonly status: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+    readonly details: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  get errorCode(): string {
+    return `ERR_EP_${this.code}`;
+  }
+}
+
+interface Entry<A> {
+  code: number;
+  status: number;
+  meaning: string;
+  message: (args: A) => string;
+  headers?: (args: A) => Record<string, string>;
+}
+
+function entry<A = void>(code: number, status: number, meaning: string, message: (args: A) => string, headers?: (args: A) => Record<string, string>): Entry<A> {
+  return { code, status, meaning, message, headers };
+}
+
+const list = (values: readonly string[]) => values.join(', ');
+const bearer = () => ({ 'WWW-Authenticate': 'Bearer realm="edgeplane"' });
+
+export const catalogue = {
+  // Protocol
+  unsupportedVersion: entry<{ header: string; value: string }>(217, 400, 'The version header names a version this server does not support.',
+    (a) => `API version '${a.value}' in the ${a.header} header is invalid or unsupported. Supported versions: 2.`),
+  missingVersion: entry(218, 400, 'The request has no version header.',
+    () => 'Your request has not specified an API version. Please include the version you wish to use in the Service-Version header (Ngrok-Version is accepted too). Supported versions: 2.'),
+  unsupportedContentType: entry<{ contentType: string }>(210, 415, 'The request body is not sent as application/json.',
+    (a) => `Content-Type '${a.contentType}' is not supported; send the body as application/json.`),
+  missingContentType: entry(216, 415, 'The request has a body but no Content-Type header.',
+    () => 'The request has a body but no Content-Type header; send Content-Type: application/json.'),
+  bodyNotAllowed: entry<{ method: string }>(211, 400, 'A GET or DELETE request carries a body.',
+    (a) => `A ${a.method} request takes no body; send it without one.`),
+  invalidUtf8: entry(212, 400, 'The request body is not valid UTF-8.',
+    () => 'The request body is not valid UTF-8 text.'),
+  malformedJson: entry<{ reason: string }>(213, 400, 'The request body is not valid JSON.',
+    (a) => `The application/json request body could not be parsed: ${a.reason}.`),
+  bodyTooLarge: entry<{ limit: number }>(219, 413, 'The request body is larger than the server accepts (1 MiB).',
+    (a) => `The request body is larger than ${a.limit} bytes.`),
+  malformedRequest: entry<{ reason: string }>(230, 400, 'The request could not be read (bad framing, query string or header).',
+    (a) => `The request could not be read: ${a.reason}.`),
+  unknownField: entry<{ field: string; supported: readonly string[] }>(214, 400, 'The request body has a field the operation does not take.',
+    (a) => `The request parameter '${a.field}' is unknown; supported fields are: ${list(a.supported)}.`),
+  invalidField: entry<{ field: string; problem: string }>(215, 400, 'A field of the request body has a value of the wrong type or form.',
+    (a) => `'${a.field}' ${a.problem}.`),
+  descriptionTooLong: entry<{ max: number; bytes: number }>(101, 400, 'description is longer than its limit in UTF-8 bytes.',
+    (a) => `description is limited to ${a.max} bytes; you sent ${a.bytes}.`),
+  metadataTooLong: entry<{ max: number; bytes: number }>(100, 400, 'metadata is longer than its limit in UTF-8 bytes.',
+    (a) => `metadata is limited to ${a.max} bytes; you sent ${a.bytes}.`),
+  noUpdatableFields: entry<{ fields: readonly string[] }>(250, 400, 'An update names none of the fields that can be changed.',
+    (a) => `The update failed because no values were provided; send at least one of: ${list(a.fields)}.`),
+  fieldNotUpdatable: entry<{ field: string; title: string }>(251, 400, 'An update names a field that is fixed when the resource is created.',
+    (a) => `'${a.field}' of a ${a.title} cannot be changed after creation; create a new one instead.`),
+  unknownQueryParameter: entry<{ name: string; supported: readonly string[] }>(231, 400, 'The query string has a parameter the operation does not take.',
+    (a) => `The query parameter '${a.name}' is unknown; supported parameters are: ${a.supported.length ? list(a.supported) : 'none'}.`),
+  repeatedQueryParameter: entry<{ name: string }>(232, 400, 'A query parameter is given more than once.',
+    (a) => `The query parameter '${a.name}' is given more than once; give it once.`),
+  invalidLimit: entry<{ value: string }>(233, 400, 'limit is not a whole number from 1 to 100.',
+    (a) => `page size limit must be a whole number between 1 and 100; got '${a.value}'.`),
+  invalidBeforeId: entry<{ value: string; prefix: string }>(234, 400, 'before_id is not an identifier of the listed kind.',
+    (a) => `before_id '${a.value}' is not a valid identifier here; expected an ID with a prefix of '${a.prefix}_'.`),
+  beforeIdNotFound: entry<{ value: string; title: string }>(236, 400, 'before_id names no resource of the listed kind in this account.',
+    (a) => `before_id '${a.value}' is not a ${a.title} of this account; follow next_page_uri from a previous page.`),
+
+  // Routing
+  invalidPathId: entry<{ value: string; title: string; prefix: string }>(222, 404, 'The id in the path is not a valid identifier of that kind of resource.',
+    (a) => `The ${a.title} resource identified by '${a.value}' could not be found because the identifier is not a valid identifier; expected an ID with a prefix of '${a.prefix}_'.`),
+  notFound: entry<{ title: string; id: string }>(252, 404, 'No resource with that id exists in this account.',
+    (a) => `The ${a.title} resource identified by '${a.id}' could not be found.`),
+  routeNotFound: entry<{ method: string; path: string }>(253, 404, 'No operation exists at that path.',
+    (a) => `No operation exists at ${a.path}; see /openapi.json for the operations this API has.`),
+  methodNotAllowed: entry<{ method: string; path: string; allow: readonly string[] }>(254, 405, 'The path exists but does not take that method.',
+    (a) => `${a.path} does not take ${a.method}; allowed methods: ${list(a.allow)}.`,
+    (a) => ({ Allow: a.allow.join(', ') })),
+
+  // Authentication and authorization
+  missingAuthorization: entry(200, 401, 'The request has no Authorization header.',
+    () => 'The API requires an Authorization header: Authorization: Bearer <API key token>.', bearer),
+  unsupportedAuthScheme: entry<{ scheme: string }>(201, 401, 'The Authorization header is not of the form "Bearer <token>".',
+    (a) => `The Authorization header must be of the form 'Bearer <API key token>'; got the scheme '${a.scheme}'.`, bearer),
+  malformedToken: entry(202, 401, 'The bearer token does not look like an API key token.',
+    () => 'The bearer token does not look like a valid API key token; a token has the form <key id without ak_>_<secret>.', bearer),
+  invalidToken: entry(203, 401, 'The bearer token is well formed but unknown, deleted or revoked.',
+    () => 'The API key token is properly formed, but it is invalid: the key does not exist or was deleted.', bearer),
+  tokenIsKeyId: entry(208, 401, 'The bearer token is an API key id, not its token.',
+    () => 'The bearer token is an API key id (ak_…); send the token returned when the key was created instead.', bearer),
+  readOnlyOwner: entry<{ role: string }>(635, 403, 'The key\'s owner has a read-only role and the request is not a read.',
+    (a) => `The owner of this API key has the role '${a.role}', which may only read (GET); ask an admin for a developer or admin role.`),
+  inactiveBot: entry<{ botId: string }>(636, 403, 'The key belongs to a bot user that is not active.',
+    (a) => `The API key belongs to bot user ${a.botId}, which is not active; an admin can set it active again.`),
+  ownerNotAllowed: entry(630, 403, 'Only admins may create an API key owned by another user or bot.',
+    () => 'Only admins may create an API key owned by another user or bot; omit owner_id to own the key yourself.'),
+  notKeyOwner: entry<{ id: string }>(638, 403, 'Only admins may change or delete an API key owned by another user or bot.',
+    (a) => `API key ${a.id} is owned by another user or bot; only its owner or an admin may change or delete it.`),
+  ownerNotInAccount: entry<{ ownerId: string }>(637, 400, 'owner_id names no user or bot user of this account.',
+    (a) => `owner_id '${a.ownerId}' is not a user (usr_) or bot user (bot_) of this account.`),
+  adminRequired: entry<{ action: string }>(4111, 403, 'The operation is reserved to admins.',
+    (a) => `Only admins may ${a.action}.`),
+
+  // Bot users
+  botNameTaken: entry<{ name: string }>(4112, 409, 'Another bot user of the account already has that name.',
+    (a) => `A bot user named '${a.name}' already exists in this account; choose another name.`),
+
+  // Server
+  storeUnavailable: entry(260, 503, 'The database cannot be reached; retry later.',
+    () => 'The service cannot reach its database right now; retry in a few seconds.', () => ({ 'Retry-After': '2' })),
+  internal: entry(261, 500, 'An unexpected server fault; the operation id identifies it in the logs.',
+    () => 'An unexpected error happened on the server; report the operation id to the operator.'),
+} as const;
+
+type Catalogue = typeof catalogue;
+type ArgsOf<E> = E extends Entry<infer A> ? A : never;
+
+/** Error factories: `throw errors.notFound({ title, id })`. */
+export const errors = Object.fromEntries(
+  Object.entries(catalogue).map(([name, e]) => [
+    name,
+    (args: unknown) => new ApiError(e.code, e.status, (e.message as (a: unknown) => string)(args), e.headers ? (e.headers as (a: unknown) => Record<string, string>)(args) : {}),
+  ]),
+) as { [K in keyof Catalogue]: ArgsOf<Catalogue[K]> extends void ? () => ApiError : (args: ArgsOf<Catalogue[K]>) => ApiError };

@@ -1,0 +1,73 @@
+// Shared schema atoms. A TypeBox schema is at once the validator, the TypeScript type, the
+// response serializer (a whitelist) and the OpenAPI document.
+import { Type, type TSchema, type TObject, type TProperties } from '@sinclair/typebox';
+
+/** UTF-8 byte limit checked by the `x-max-bytes` validator keyword (maxLength counts characters). */
+export function BoundedString(maxBytes: number, options: Record<string, unknown> = {}) {
+  return Type.String({ maxLength: maxBytes, 'x-max-bytes': maxBytes, ...options });
+}
+
+export const DESCRIPTION_MAX_BYTES = 255;
+export const METADATA_MAX_BYTES = 4096;
+export const ID_MAX_LENGTH = 64;
+
+export const Description = BoundedString(DESCRIPTION_MAX_BYTES, { description: 'free text; at most 255 UTF-8 bytes' });
+export const Metadata = BoundedString(METADATA_MAX_BYTES, { description: 'user-defined data; at most 4096 UTF-8 bytes' });
+export const IdString = (prefix: string, what: string) => Type.String({ maxLength: ID_MAX_LENGTH, description: `${what} id (${prefix}_…)` });
+
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+/** A PATCH field: absent or null leaves the stored value unchanged. */
+export const Patch = <T extends TSchema>(schema: T) => Type.Optional(Nullable(schema));
+
+export const Timestamp = Type.String({ format: 'date-time', description: 'RFC 3339' });
+export const Uri = Type.String({ description: 'absolute address' });
+
+export const Ref = Type.Object({ id: Type.String(), uri: Uri }, { additionalProperties: false, description: 'reference to a resource' });
+
+/** A request body object: unknown fields are refused. */
+export const Body = <P extends TProperties>(properties: P, options: Record<string, unknown> = {}) =>
+  Type.Object(properties, { additionalProperties: false, ...options });
+
+export const ListQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'page size, 1 to 100 (default 100)' })),
+    before_id: Type.Optional(Type.String({ maxLength: ID_MAX_LENGTH, description: 'return items older than this id' })),
+  },
+  { additionalProperties: false },
+);
+
+export const IdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
+
+export function ListEnvelope(listKey: string, item: TObject) {
+  return Type.Object({
+    [listKey]: Type.Array(item),
+    uri: Uri,
+    next_page_uri: Nullable(Uri),
+  });
+}
+
+export const ErrorBody = Type.Object(
+  {
+    error_code: Type.String({ description: 'stable code, ERR_EP_<n>; see docs/errors.md' }),
+    status_code: Type.Integer(),
+    msg: Type.String(),
+    details: Type.Object({ operation_id: Type.String() }, { additionalProperties: Type.String() }),
+  },
+  { description: 'error body' },
+);
+
+export const EmptyBody = Type.Null({ description: 'no body' });
+
+export const ERROR_STATUSES = [400, 401, 403, 404, 405, 409, 413, 415, 429, 500, 503] as const;
+export type ErrorStatus = (typeof ERROR_STATUSES)[number];
+
+/** The error responses every authenticated operation may give, plus the ones named. */
+export function errorResponses(...extra: ErrorStatus[]): Record<number, TSchema> {
+  const statuses = new Set<number>([400, 401, 403, 404, 413, 415, 500, 503, ...extra]);
+  return Object.fromEntries([...statuses].sort((a, b) => a - b).map((s) => [s, ErrorBody]));
+}
+
+/** A string limited to listed values: one `enum` keyword, so a bad value gets one clear error. */
+export function StringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+}

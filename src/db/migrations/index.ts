@@ -1,0 +1,14 @@
+// The ordered list of migrations. Names sort in the order they run.
+import type { Migration, MigrationProvider } from 'kysely';
+import type { Dialect } from '../store.js';
+import { foundation } from './0001-foundation.js';
+
+export function migrationProvider(dialect: Dialect): MigrationProvider {
+  return {
+    async getMigrations(): Promise<Record<string, Migration>> {
+      return {
+        '0001-foundation': foundation(dialect),
+      };
+    },
+  };
+}

@@ -1,0 +1,49 @@
+// Row types of every table, as Kysely sees them. Times are RFC 3339 strings in both stores;
+// booleans are SqlBool because SQLite hands back 0/1 (read them through `toBool`).
+import type { SqlBool } from 'kysely';
+
+export interface AccountsTable {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+export type Role = 'admin' | 'developer' | 'read_only';
+
+export interface UsersTable {
+  id: string;
+  account_id: string;
+  name: string;
+  role: Role;
+  created_at: string;
+}
+
+export interface BotUsersTable {
+  id: string;
+  account_id: string;
+  name: string;
+  active: SqlBool;
+  created_at: string;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  owner_id: string;
+  description: string;
+  metadata: string;
+  /** SHA-256 of the token's secret part, hex. The token itself is never stored. */
+  secret_hash: string;
+  created_at: string;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  users: UsersTable;
+  bot_users: BotUsersTable;
+  api_keys: ApiKeysTable;
+}
+
+export function toBool(value: SqlBool): boolean {
+  return value === true || value === 1;
+}

@@ -1,0 +1,73 @@
+// The store: a Kysely instance over SQLite or PostgreSQL, its migrations, transactions, and
+// the translation of driver errors into what the rest of the code understands.
+import { Migrator, type Kysely, type Transaction } from 'kysely';
+import { errors } from '../core/errors.js';
+import type { Config } from '../config.js';
+import { isPostgresConnectionError, openPostgres, postgresUniqueTarget } from './dialects/postgres.js';
+import { openSqlite, sqliteUniqueTarget } from './dialects/sqlite.js';
+import { migrationProvider } from './migrations/index.js';
+import type { Database } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+export type Executor = Kysely<Database> | Transaction<Database>;
+
+/** Every query on account-owned rows takes the scope, so an unscoped query does not type-check. */
+export interface Scope {
+  readonly accountId: string;
+}
+
+export interface Store {
+  readonly dialect: Dialect;
+  readonly db: Kysely<Database>;
+  close(): Promise<void>;
+}
+
+export function openStore(database: Config['database'], options: { schema?: string } = {}): Store {
+  if (database.kind === 'postgres') {
+    const { db, close } = openPostgres(database.url, options);
+    return { dialect: 'postgres', db, close };
+  }
+  const { db, close } = openSqlite(database.file);
+  return { dialect: 'sqlite', db, close };
+}
+
+export async function migrate(store: Store): Promise<string[]> {
+  const migrator = new Migrator({ db: store.db, provider: migrationProvider(store.dialect) });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error;
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** A unique index was violated; `target` is the index name (`<table>_<columns>_key`). */
+export class UniqueViolation extends Error {
+  constructor(readonly target: string, override readonly cause: unknown) {
+    super(`unique violation on ${target}`);
+    this.name = 'UniqueViolation';
+  }
+}
+
+/** Driver errors become UniqueViolation or a 503 ApiError; anything else passes unchanged. */
+export function translateStoreError(error: unknown): unknown {
+  const target = sqliteUniqueTarget(error) ?? postgresUniqueTarget(error);
+  if (target) return new UniqueViolation(target, error);
+  if (isPostgresConnectionError(error) || (error as { code?: string })?.code === 'SQLITE_BUSY') return errors.storeUnavailable();
+  return error;
+}
+
+/** Runs `work` in one transaction: it happens whole or not at all. */
+export async function withTx<T>(store: Store, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  try {
+    return await store.db.transaction().execute(work);
+  } catch (error) {
+    throw translateStoreError(error);
+  }
+}
+
+/** Runs a read outside a transaction, with the same error translation. */
+export async function read<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw translateStoreError(error);
+  }
+}

@@ -1,0 +1,136 @@
+// The conventions every operation shares, applied once for all routes: operation ids, CORS,
+// the version header, authentication and roles, JSON bodies, query-string rules and the
+// one log line per request.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { errors } from '../core/errors.js';
+import type { RequestContext } from '../core/context.js';
+import type { Clock } from '../core/time.js';
+import type { Authenticator } from './auth.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** No version header or credentials needed (the OpenAPI document). */
+    public?: boolean;
+    /** Only admins may call it; the text completes "Only admins may …". */
+    adminAction?: string;
+    /** Fields a PATCH may not send (fixed at creation). */
+    immutable?: readonly string[];
+    /** The resource's human name, for messages. */
+    title?: string;
+  }
+  interface FastifyRequest {
+    ctx: RequestContext;
+  }
+}
+
+const READ_METHODS = new Set(['GET', 'HEAD']);
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+export interface ProtocolDeps {
+  auth: Authenticator;
+  clock: Clock;
+  baseUrl: () => string;
+}
+
+function corsHeaders(request: FastifyRequest, reply: FastifyReply): void {
+  const origin = request.headers.origin;
+  if (!origin) return;
+  reply.header('Access-Control-Allow-Origin', origin);
+  reply.header('Access-Control-Allow-Credentials', 'true');
+  reply.header('Access-Control-Expose-Headers', 'Operation-Id, Retry-After, WWW-Authenticate');
+  reply.header('Vary', 'Origin');
+}
+
+function checkVersion(request: FastifyRequest): void {
+  const service = request.headers['service-version'];
+  const ngrok = request.headers['ngrok-version'];
+  const header = service !== undefined ? 'Service-Version' : 'Ngrok-Version';
+  const value = service ?? ngrok;
+  if (value === undefined) throw errors.missingVersion();
+  const text = Array.isArray(value) ? value.join(',') : value;
+  if (text.trim() !== '2') throw errors.unsupportedVersion({ header, value: text.slice(0, 40) });
+}
+
+function hasBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+export function registerProtocol(app: FastifyInstance, deps: ProtocolDeps): void {
+  app.decorateRequest('ctx', null as unknown as RequestContext);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('Operation-Id', request.id);
+    corsHeaders(request, reply);
+    const config = request.routeOptions.config;
+    if (request.is404 || config.public) return;
+
+    checkVersion(request);
+    // Fastify does not read GET bodies; refuse them instead of silently ignoring content.
+    if (READ_METHODS.has(request.method) && hasBody(request)) throw errors.bodyNotAllowed({ method: request.method });
+
+    const who = await deps.auth.authenticate(request.headers.authorization);
+    const write = !READ_METHODS.has(request.method);
+    if (write && who.principal.role === 'read_only') throw errors.readOnlyOwner({ role: who.principal.role });
+    if (write && config.adminAction && who.principal.role !== 'admin') throw errors.adminRequired({ action: config.adminAction });
+    request.ctx = { ...who, baseUrl: deps.baseUrl(), now: deps.clock.now() };
+  });
+
+  app.addHook('preValidation', async (request) => {
+    for (const [name, value] of Object.entries((request.query ?? {}) as Record<string, unknown>)) {
+      if (Array.isArray(value)) throw errors.repeatedQueryParameter({ name });
+    }
+    if (request.body === undefined && !READ_METHODS.has(request.method) && request.method !== 'DELETE') request.body = {};
+    const { immutable, title } = request.routeOptions.config;
+    if (immutable && request.method === 'PATCH' && request.body && typeof request.body === 'object') {
+      const sent = immutable.find((field) => Object.hasOwn(request.body as object, field));
+      if (sent) throw errors.fieldNotUpdatable({ field: sent, title: title ?? 'resource' });
+    }
+  });
+
+  // One parser for every content type: the body must be UTF-8 JSON sent as application/json.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
+    const buffer = body as Buffer;
+    if (buffer.length === 0) return done(null, undefined);
+    if (request.method === 'DELETE') return done(errors.bodyNotAllowed({ method: 'DELETE' }), undefined);
+    const contentType = request.headers['content-type'];
+    if (!contentType) return done(errors.missingContentType(), undefined);
+    if (contentType.split(';')[0]!.trim().toLowerCase() !== 'application/json') {
+      return done(errors.unsupportedContentType({ contentType: contentType.slice(0, 100) }), undefined);
+    }
+    let text: string;
+    try {
+      text = utf8.decode(buffer);
+    } catch {
+      return done(errors.invalidUtf8(), undefined);
+    }
+    try {
+      done(null, JSON.parse(text));
+    } catch (error) {
+      done(errors.malformedJson({ reason: (error as Error).message.slice(0, 200) }), undefined);
+    }
+  });
+
+  // One line per request, with the operation id (as `operation_id`), and never a header.
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        path: request.url.split('?')[0],
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+        account_id: request.ctx?.scope.accountId,
+        key_id: request.ctx?.keyId,
+      },
+      'request',
+    );
+  });
+}
+
+export const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** Methods routed at a concrete path, for 405 and CORS preflight. */
+export function allowedMethods(app: FastifyInstance, path: string): string[] {
+  return ALL_METHODS.filter((method) => app.findRoute({ method, url: path }) !== null);
+}

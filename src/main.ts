@@ -1,0 +1,83 @@
+// Process entry for `edgeplane serve`: config → logger → store → migrate → app → listen.
+import fs from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { createDeps, type Deps } from './deps.js';
+import { migrate, openStore } from './db/store.js';
+import { createLogger } from './logger.js';
+
+export interface Server {
+  app: FastifyInstance;
+  deps: Deps;
+  url: string;
+  close(): Promise<void>;
+}
+
+function curlLine(config: Config, caFile: string | undefined, token: string): string {
+  const ca = caFile ? `--cacert ${caFile} ` : '';
+  return `curl ${ca}-H "Authorization: Bearer ${token}" -H "Service-Version: 2" ${config.baseUrl}/api_keys`;
+}
+
+/** Starts the whole server; `say` receives the lines meant for the operator's terminal. */
+export async function startServer(config: Config, options: { logger?: Logger; say?: (line: string) => void } = {}): Promise<Server> {
+  const say = options.say ?? ((line: string) => process.stdout.write(line + '\n'));
+  const logger = options.logger ?? createLogger(config.logLevel);
+  fs.mkdirSync(config.dataDir, { recursive: true });
+
+  const store = openStore(config.database);
+  try {
+    const applied = await migrate(store);
+    if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  const deps = createDeps({ config, logger, store });
+
+  let https: { cert: string; key: string } | undefined;
+  let caFile: string | undefined;
+  if (config.tls.mode === 'auto') {
+    const { ensureLocalTls } = await import('./tls.js');
+    const tls = await ensureLocalTls(config.dataDir, [config.listen.host, new URL(config.baseUrl).hostname.replace(/^\[|\]$/g, '')]);
+    https = { cert: tls.cert, key: tls.key };
+    caFile = tls.caFile;
+    say(`TLS: ${tls.created ? 'created' : 'using'} a local CA; trust it with --cacert ${tls.caFile}`);
+  } else if (config.tls.mode === 'files') {
+    https = { cert: fs.readFileSync(config.tls.cert, 'utf8'), key: fs.readFileSync(config.tls.key, 'utf8') };
+  }
+
+  const app = await buildApp(deps, { https });
+  await app.listen({ host: config.listen.host, port: config.listen.port });
+  const address = app.server.address();
+  if (config.listen.port === 0 && address && typeof address === 'object') {
+    const base = new URL(config.baseUrl);
+    if (base.port === '0') {
+      base.port = String(address.port);
+      config.baseUrl = base.toString().replace(/\/+$/, '');
+    }
+  }
+  say(`edgeplane listening on ${config.baseUrl} (store: ${store.dialect})`);
+
+  if (config.bootstrap && !(await deps.accounts.hasAnyAccount())) {
+    const first = await deps.accounts.createAccount({ name: 'default' });
+    say('');
+    say(`Created account ${first.account_id} with admin user ${first.user_id}.`);
+    say('Its first API key token, shown this once (store it now):');
+    say(`  token: ${first.token}`);
+    say('Try it:');
+    say(`  ${curlLine(config, caFile, first.token)}`);
+    say('');
+  }
+
+  return {
+    app,
+    deps,
+    url: config.baseUrl,
+    async close() {
+      await app.close();
+      await store.close();
+    },
+  };
+}
