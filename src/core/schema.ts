@@ -36,6 +36,9 @@ export const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/** Operations that take no query parameters still refuse unknown ones. */
+export const NoQuery = Type.Object({}, { additionalProperties: false });
+
 export const IdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
 
 export function ListEnvelope(listKey: string, item: TObject) {

@@ -1,7 +1,7 @@
 // Plain Fastify routes for a resource defined with defineResource. Routes only translate HTTP
 // into service calls; they never touch the database.
 import type { FastifyInstance } from 'fastify';
-import { EmptyBody, IdParams, ListEnvelope, ListQuery, errorResponses } from '../core/schema.js';
+import { EmptyBody, IdParams, ListEnvelope, ListQuery, NoQuery, errorResponses } from '../core/schema.js';
 import type { BaseRow } from './store.js';
 import type { Resource, ResourceSchemas } from './resource.js';
 
@@ -12,7 +12,7 @@ export function registerResourceRoutes<Row extends BaseRow, S extends ResourceSc
   const conflict = errorResponses(409);
 
   app.post(d.path, {
-    schema: { operationId: `${d.kind}.create`, tags, summary: `Create a ${d.title}`, body: d.schemas.create, response: { 201: d.schemas.resource, ...conflict } },
+    schema: { operationId: `${d.kind}.create`, tags, summary: `Create a ${d.title}`, querystring: NoQuery, body: d.schemas.create, response: { 201: d.schemas.resource, ...conflict } },
     config: writeConfig,
     handler: async (request, reply) => reply.code(201).send(await resource.create(request.ctx, request.body as never)),
   });
@@ -23,18 +23,18 @@ export function registerResourceRoutes<Row extends BaseRow, S extends ResourceSc
   });
 
   app.get(`${d.path}/:id`, {
-    schema: { operationId: `${d.kind}.get`, tags, summary: `Get a ${d.title}`, params: IdParams, response: { 200: d.schemas.resource, ...errorResponses() } },
+    schema: { operationId: `${d.kind}.get`, tags, summary: `Get a ${d.title}`, params: IdParams, querystring: NoQuery, response: { 200: d.schemas.resource, ...errorResponses() } },
     handler: async (request) => resource.get(request.ctx, (request.params as { id: string }).id),
   });
 
   app.patch(`${d.path}/:id`, {
-    schema: { operationId: `${d.kind}.update`, tags, summary: `Update a ${d.title}`, params: IdParams, body: d.schemas.update, response: { 200: d.schemas.resource, ...conflict } },
+    schema: { operationId: `${d.kind}.update`, tags, summary: `Update a ${d.title}`, params: IdParams, querystring: NoQuery, body: d.schemas.update, response: { 200: d.schemas.resource, ...conflict } },
     config: writeConfig,
     handler: async (request) => resource.update(request.ctx, (request.params as { id: string }).id, request.body as never),
   });
 
   app.delete(`${d.path}/:id`, {
-    schema: { operationId: `${d.kind}.delete`, tags, summary: `Delete a ${d.title}`, params: IdParams, response: { 204: EmptyBody, ...conflict } },
+    schema: { operationId: `${d.kind}.delete`, tags, summary: `Delete a ${d.title}`, params: IdParams, querystring: NoQuery, response: { 204: EmptyBody, ...conflict } },
     config: writeConfig,
     handler: async (request, reply) => {
       await resource.remove(request.ctx, (request.params as { id: string }).id);

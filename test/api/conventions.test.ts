@@ -1,0 +1,207 @@
+// The conventions every operation shares: version header, JSON bodies, error body, status
+// codes, pagination, routing (404/405), CORS. Run against /api_keys as the representative.
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { describeEachStore, rawRequest } from '../helpers/harness.js';
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+function assertError(res: { status: number; json: { error_code: string; status_code: number; msg: string; details: { operation_id: string } }; headers: Headers }, status: number, code: string) {
+  assert.equal(res.status, status, JSON.stringify(res.json));
+  assert.equal(res.json.error_code, code, res.json.msg);
+  assert.equal(res.json.status_code, status);
+  assert.equal(typeof res.json.msg, 'string');
+  assert.match(res.json.details.operation_id, /^op_[0-9A-Za-z]{27}$/);
+  assert.equal(res.headers.get('operation-id'), res.json.details.operation_id);
+}
+
+describeEachStore('conventions', (h) => {
+  it('refuses a missing version header with ERR_EP_218 before checking credentials', async () => {
+    const api = (await h().newAccount()).withToken(undefined);
+    const res = await api.get('/api_keys', { noVersion: true });
+    assertError(res, 400, 'ERR_EP_218');
+  });
+
+  it('refuses an unsupported version with ERR_EP_217 naming the supported one', async () => {
+    const api = await h().newAccount();
+    const res = await api.get('/api_keys', { headers: { 'Service-Version': '3' } });
+    assertError(res, 400, 'ERR_EP_217');
+    assert.match(res.json.msg, /Supported versions: 2/);
+  });
+
+  it('accepts Ngrok-Version as a synonym of Service-Version', async () => {
+    const api = await h().newAccount();
+    const res = await api.get('/api_keys', { noVersion: true, headers: { 'Ngrok-Version': '2' } });
+    assert.equal(res.status, 200);
+  });
+
+  it('answers create 201, get/list/update 200 and delete 204 with an empty body', async () => {
+    const api = await h().newAccount();
+    const created = await api.post('/api_keys', { description: 'conv' });
+    assert.equal(created.status, 201);
+    assert.equal((await api.get(`/api_keys/${created.json.id}`)).status, 200);
+    assert.equal((await api.get('/api_keys')).status, 200);
+    assert.equal((await api.patch(`/api_keys/${created.json.id}`, { metadata: 'm' })).status, 200);
+    const deleted = await api.delete(`/api_keys/${created.json.id}`);
+    assert.equal(deleted.status, 204);
+    assert.equal(deleted.text, '');
+  });
+
+  it('writes RFC 3339 times and absolute uris', async () => {
+    const api = await h().newAccount();
+    const created = await api.post('/api_keys', {});
+    assert.match(created.json.created_at, RFC3339);
+    assert.equal(created.json.uri, `${h().baseUrl}/api_keys/${created.json.id}`);
+    assert.match(created.json.id, /^ak_[0-9A-Za-z]{27}$/);
+  });
+
+  it('refuses a body that is not application/json with 415', async () => {
+    const api = await h().newAccount();
+    const res = await api.post('/api_keys', undefined, { raw: 'description=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    assertError(res, 415, 'ERR_EP_210');
+    const none = await api.post('/api_keys', undefined, { raw: '{}', headers: { 'Content-Type': undefined } });
+    // fetch labels a string body text/plain when no type is given
+    assert.equal(none.status, 415);
+    const withCharset = await api.post('/api_keys', undefined, { raw: '{"description":"x"}', headers: { 'Content-Type': 'application/json; charset=utf-8' } });
+    assert.equal(withCharset.status, 201);
+  });
+
+  it('refuses malformed JSON with ERR_EP_213 and writes nothing', async () => {
+    const api = await h().newAccount();
+    const res = await api.post('/api_keys', undefined, { raw: '{"description": ', headers: { 'Content-Type': 'application/json' } });
+    assertError(res, 400, 'ERR_EP_213');
+    const list = await api.get('/api_keys');
+    assert.equal(list.json.keys.length, 1);
+  });
+
+  it('refuses invalid UTF-8 with ERR_EP_212', async () => {
+    const api = await h().newAccount();
+    const bytes = Buffer.concat([Buffer.from('{"description":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]);
+    const res = await api.post('/api_keys', undefined, { raw: bytes, headers: { 'Content-Type': 'application/json' } });
+    assertError(res, 400, 'ERR_EP_212');
+  });
+
+  it('refuses a body over 1 MiB with 413', async () => {
+    const api = await h().newAccount();
+    const res = await api.post('/api_keys', { description: 'x'.repeat(1024 * 1024) });
+    assertError(res, 413, 'ERR_EP_219');
+  });
+
+  it('refuses a body that is not an object, and fields of the wrong type', async () => {
+    const api = await h().newAccount();
+    assertError(await api.post('/api_keys', [1, 2]), 400, 'ERR_EP_215');
+    const wrongType = await api.post('/api_keys', { description: 12 });
+    assertError(wrongType, 400, 'ERR_EP_215');
+    assert.match(wrongType.json.msg, /description/);
+  });
+
+  it('refuses unknown body fields naming the field and the supported ones', async () => {
+    const api = await h().newAccount();
+    const res = await api.post('/api_keys', { description: 'x', colour: 'red' });
+    assertError(res, 400, 'ERR_EP_214');
+    assert.match(res.json.msg, /'colour'/);
+    assert.match(res.json.msg, /description, metadata, owner_id/);
+  });
+
+  it('refuses unknown and repeated query parameters', async () => {
+    const api = await h().newAccount();
+    const unknown = await api.get('/api_keys?colour=red');
+    assertError(unknown, 400, 'ERR_EP_231');
+    assert.match(unknown.json.msg, /limit, before_id/);
+    assertError(await api.get('/api_keys?limit=1&limit=2'), 400, 'ERR_EP_232');
+    assertError(await api.get(`/api_keys/${api.info.keyId}?x=1`), 400, 'ERR_EP_231');
+  });
+
+  for (const limit of ['0', '101', 'abc', '1.5', '-1', '']) {
+    it(`refuses limit=${limit} with ERR_EP_233`, async () => {
+      const api = await h().newAccount();
+      assertError(await api.get(`/api_keys?limit=${limit}`), 400, 'ERR_EP_233');
+    });
+  }
+
+  it('refuses a before_id with the wrong prefix, and one of another account', async () => {
+    const api = await h().newAccount();
+    const other = await h().newAccount();
+    assertError(await api.get('/api_keys?before_id=bot_000000000000000000000000000'), 400, 'ERR_EP_234');
+    assertError(await api.get('/api_keys?before_id=nonsense'), 400, 'ERR_EP_234');
+    const res = await api.get(`/api_keys?before_id=${other.info.keyId}`);
+    assertError(res, 400, 'ERR_EP_236');
+  });
+
+  it('pages newest first with limit, before_id and next_page_uri', async () => {
+    const api = await h().newAccount();
+    const ids = [api.info.keyId];
+    for (let i = 0; i < 4; i++) ids.push((await api.post('/api_keys', { description: `k${i}` })).json.id);
+    const newestFirst = [...ids].reverse();
+
+    const first = await api.get('/api_keys?limit=2');
+    assert.deepEqual(first.json.keys.map((k: { id: string }) => k.id), newestFirst.slice(0, 2));
+    assert.equal(first.json.uri, `${h().baseUrl}/api_keys`);
+    assert.equal(first.json.next_page_uri, `${h().baseUrl}/api_keys?before_id=${newestFirst[1]}&limit=2`);
+
+    const second = await api.get(first.json.next_page_uri);
+    assert.deepEqual(second.json.keys.map((k: { id: string }) => k.id), newestFirst.slice(2, 4));
+    const third = await api.get(second.json.next_page_uri);
+    assert.deepEqual(third.json.keys.map((k: { id: string }) => k.id), newestFirst.slice(4));
+    assert.equal(third.json.next_page_uri, null);
+
+    const exact = await api.get('/api_keys?limit=5');
+    assert.equal(exact.json.keys.length, 5);
+    assert.equal(exact.json.next_page_uri, null, 'no next page when nothing older exists');
+  });
+
+  it('answers an unknown path with 404 and a wrong method with 405 and Allow', async () => {
+    const api = await h().newAccount();
+    assertError(await api.get('/no_such_thing'), 404, 'ERR_EP_253');
+    const wrong = await api.put('/api_keys', {});
+    assertError(wrong, 405, 'ERR_EP_254');
+    assert.equal(wrong.headers.get('allow'), 'GET, HEAD, POST, OPTIONS');
+    const wrongItem = await api.post(`/api_keys/${api.info.keyId}`, {});
+    assertError(wrongItem, 405, 'ERR_EP_254');
+    assert.equal(wrongItem.headers.get('allow'), 'GET, HEAD, PATCH, DELETE, OPTIONS');
+  });
+
+  it('answers ids with the wrong prefix, malformed ids and unknown ids with 404', async () => {
+    const api = await h().newAccount();
+    assertError(await api.get('/api_keys/bot_000000000000000000000000000'), 404, 'ERR_EP_222');
+    assertError(await api.get('/api_keys/100'), 404, 'ERR_EP_222');
+    assertError(await api.get('/api_keys/ak_000000000000000000000000000'), 404, 'ERR_EP_252');
+  });
+
+  it('answers a CORS preflight without credentials', async () => {
+    const api = (await h().newAccount()).withToken(undefined);
+    const res = await api.request('OPTIONS', '/api_keys', {
+      noVersion: true,
+      headers: { Origin: 'https://console.example.com', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization, content-type' },
+    });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers.get('access-control-allow-origin'), 'https://console.example.com');
+    assert.equal(res.headers.get('access-control-allow-methods'), 'GET, HEAD, POST, OPTIONS');
+    assert.equal(res.headers.get('access-control-allow-headers'), 'authorization, content-type');
+    assert.equal(res.headers.get('access-control-max-age'), '600');
+  });
+
+  it('refuses a body on GET and on DELETE, and ignores an empty one', async () => {
+    const api = await h().newAccount();
+    assertError(await api.request('DELETE', `/api_keys/${api.info.keyId}`, { body: { x: 1 } }), 400, 'ERR_EP_211');
+    // fetch cannot send a GET body; node:http can.
+    assertError(await rawRequest(h().baseUrl, 'GET', '/api_keys', { 'Service-Version': '2', Authorization: `Bearer ${api.token}`, 'Content-Type': 'application/json' }, '{"x":1}'), 400, 'ERR_EP_211');
+    const key = await api.post('/api_keys', {});
+    const emptyDelete = await api.request('DELETE', `/api_keys/${key.json.id}`, { raw: '', headers: { 'Content-Type': 'text/plain' } });
+    assert.equal(emptyDelete.status, 204);
+  });
+
+  it('treats a POST with no body as an empty object', async () => {
+    const api = await h().newAccount();
+    const res = await api.request('POST', '/api_keys');
+    assert.equal(res.status, 201);
+    assert.equal(res.json.description, '');
+  });
+
+  it('serves the OpenAPI document without credentials', async () => {
+    const api = (await h().newAccount()).withToken(undefined);
+    const res = await api.get('/openapi.json', { noVersion: true });
+    assert.equal(res.status, 200);
+    assert.equal(res.json.openapi, '3.1.0');
+  });
+});
