@@ -1,0 +1,176 @@
+// The CLI as an operator runs it: a real process, real stores, real HTTPS with the generated CA.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import pg from 'pg';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const cli = [process.execPath, '--import', 'tsx', path.join(root, 'src/cli.ts')];
+const dirs: string[] = [];
+
+function tempDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'edgeplane-cli-'));
+  dirs.push(dir);
+  return dir;
+}
+
+function run(args: string[], env: Record<string, string> = {}) {
+  const res = spawnSync(cli[0]!, [...cli.slice(1), ...args], { cwd: root, env: { ...process.env, EDGEPLANE_LOG_LEVEL: 'silent', ...env }, encoding: 'utf8', timeout: 60_000 });
+  return { code: res.status, stdout: res.stdout, stderr: res.stderr };
+}
+
+function httpsGet(url: string, ca: string, token: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = https.get(url, { ca, headers: { Authorization: `Bearer ${token}`, 'Service-Version': '2' } }, (res) => {
+      let body = '';
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+  });
+}
+
+/** Starts `serve`, waits for the listening line, returns what it printed so far and a stop. */
+async function serve(dataDir: string): Promise<{ output: () => string; url: string; stop: () => Promise<number | null> }> {
+  const child = spawn(cli[0]!, [...cli.slice(1), 'serve'], {
+    cwd: root,
+    env: { ...process.env, EDGEPLANE_DATA_DIR: dataDir, EDGEPLANE_LISTEN: '127.0.0.1:0', EDGEPLANE_LOG_LEVEL: 'warn' },
+  });
+  let out = '';
+  child.stdout.on('data', (c) => (out += c));
+  child.stderr.on('data', (c) => (out += c));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out}`)), 30_000);
+    const check = () => {
+      const m = /listening on (https:\/\/\S+)/.exec(out);
+      // The token lines follow the listening line on a first start; wait for the curl line.
+      if (m && (out.includes('curl ') || !out.includes('Created account'))) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    };
+    child.stdout.on('data', check);
+    child.on('exit', () => reject(new Error(`serve exited:\n${out}`)));
+  });
+  await new Promise((r) => setTimeout(r, 200));
+  return {
+    output: () => out,
+    url,
+    stop: () => new Promise((resolve) => { child.once('exit', (code) => resolve(code)); child.kill('SIGTERM'); }),
+  };
+}
+
+after(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+describe('edgeplane CLI', () => {
+  it('accounts create --json prints exactly one JSON object with a working token', async () => {
+    const dataDir = tempDir();
+    const res = run(['accounts', 'create', '--name', 'acme', '--json'], { EDGEPLANE_DATA_DIR: dataDir });
+    assert.equal(res.code, 0, res.stderr);
+    const lines = res.stdout.trim().split('\n');
+    assert.equal(lines.length, 1);
+    const issued = JSON.parse(lines[0]!);
+    assert.deepEqual(Object.keys(issued).sort(), ['account_id', 'api_key_id', 'token', 'user_id']);
+    assert.match(issued.account_id, /^acct_/);
+    assert.match(issued.user_id, /^usr_/);
+    assert.ok(issued.token.startsWith(issued.api_key_id.slice(3) + '_'));
+
+    const users = run(['users', 'create', '--account', issued.account_id, '--name', 'dana', '--role', 'read_only', '--json'], { EDGEPLANE_DATA_DIR: dataDir });
+    assert.equal(users.code, 0, users.stderr);
+    const user = JSON.parse(users.stdout);
+    assert.equal(user.account_id, issued.account_id);
+    assert.match(user.user_id, /^usr_/);
+
+    const list = run(['accounts', 'list', '--json'], { EDGEPLANE_DATA_DIR: dataDir });
+    assert.deepEqual(JSON.parse(list.stdout).accounts.map((a: { id: string; name: string }) => [a.id, a.name]), [[issued.account_id, 'acme']]);
+  });
+
+  it('refuses bad input with a message and exit code 2', () => {
+    const dataDir = tempDir();
+    const badRole = run(['users', 'create', '--account', 'acct_x', '--name', 'x', '--role', 'owner'], { EDGEPLANE_DATA_DIR: dataDir });
+    assert.equal(badRole.code, 2);
+    assert.match(badRole.stderr, /role must be one of admin, developer, read_only/);
+    const noAccount = run(['users', 'create', '--account', 'acct_missing', '--name', 'x', '--role', 'admin'], { EDGEPLANE_DATA_DIR: dataDir });
+    assert.equal(noAccount.code, 2);
+    assert.match(noAccount.stderr, /no account with id 'acct_missing'/);
+    const missingFlag = run(['accounts', 'create'], { EDGEPLANE_DATA_DIR: dataDir });
+    assert.equal(missingFlag.code, 2);
+    assert.match(missingFlag.stderr, /--name is required/);
+    const badConfig = run(['migrate'], { EDGEPLANE_DATA_DIR: dataDir, EDGEPLANE_LISTEN: 'nope', EDGEPLANE_LOG_LEVEL: 'loud' });
+    assert.equal(badConfig.code, 2);
+    assert.match(badConfig.stderr, /EDGEPLANE_LISTEN/);
+    assert.match(badConfig.stderr, /EDGEPLANE_LOG_LEVEL/, 'every problem is reported at once');
+  });
+
+  it('flags override environment variables', () => {
+    const envDir = tempDir();
+    const flagDir = tempDir();
+    const res = run(['accounts', 'create', '--name', 'f', '--json', '--data-dir', flagDir], { EDGEPLANE_DATA_DIR: envDir });
+    assert.equal(res.code, 0, res.stderr);
+    assert.ok(fs.existsSync(path.join(flagDir, 'edgeplane.db')));
+    assert.ok(!fs.existsSync(path.join(envDir, 'edgeplane.db')));
+  });
+
+  it('serve starts on SQLite over HTTPS with a generated CA and prints the first admin token once', async () => {
+    const dataDir = tempDir();
+    const first = await serve(dataDir);
+    try {
+      const out = first.output();
+      const caFile = path.join(dataDir, 'tls', 'ca.crt');
+      assert.ok(out.includes(`--cacert ${caFile}`), out);
+      const token = /token: (\S+)/.exec(out)?.[1];
+      assert.ok(token, out);
+      assert.ok(out.includes(`curl --cacert ${caFile} -H "Authorization: Bearer ${token}"`));
+      assert.equal((fs.statSync(path.join(dataDir, 'tls', 'ca.key')).mode & 0o777), 0o600);
+      const res = await httpsGet(`${first.url}/api_keys`, fs.readFileSync(caFile, 'utf8'), token!);
+      assert.equal(res.status, 200, res.body);
+      assert.equal(JSON.parse(res.body).keys.length, 1);
+      assert.ok(!/"level":\d+.*\btoken\b.*[0-9A-Za-z]{27}_/.test(out), 'no log line carries the token');
+    } finally {
+      assert.equal(await first.stop(), 0);
+    }
+    const second = await serve(dataDir);
+    try {
+      assert.ok(!second.output().includes('token:'), 'no second default account');
+      assert.match(second.output(), /using a local CA/);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('bin/edgeplane runs and prints its usage', () => {
+    const res = spawnSync(path.join(root, 'bin/edgeplane'), ['--help'], { encoding: 'utf8' });
+    assert.equal(res.status, 0, res.stderr);
+    assert.match(res.stdout, /accounts create --name NAME/);
+  });
+
+  it('migrate applies the migrations to PostgreSQL', { skip: !process.env.EDGEPLANE_TEST_DATABASE_URL && 'EDGEPLANE_TEST_DATABASE_URL is not set' }, async () => {
+    const url = process.env.EDGEPLANE_TEST_DATABASE_URL!;
+    const schema = `ep_cli_${randomBytes(5).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(`create schema ${schema}`);
+    try {
+      const scoped = `${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+      const first = run(['migrate'], { EDGEPLANE_DATABASE_URL: scoped });
+      assert.equal(first.code, 0, first.stderr);
+      assert.match(first.stdout, /applied: 0001-foundation/);
+      const again = run(['migrate'], { EDGEPLANE_DATABASE_URL: scoped });
+      assert.match(again.stdout, /already up to date/);
+      const tables = await admin.query(`select table_name from information_schema.tables where table_schema = $1 order by 1`, [schema]);
+      assert.ok(tables.rows.map((r) => r.table_name).includes('api_keys'));
+      const created = run(['accounts', 'create', '--name', 'pg', '--json'], { EDGEPLANE_DATABASE_URL: scoped });
+      assert.equal(created.code, 0, created.stderr);
+    } finally {
+      await admin.query(`drop schema ${schema} cascade`);
+      await admin.end();
+    }
+  });
+});

@@ -1,0 +1,32 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { hasPrefix, ksuid, newId, randomBase62 } from '../../src/core/ids.js';
+
+describe('ids', () => {
+  it('are a prefix and 27 base62 characters', () => {
+    assert.match(newId('ak'), /^ak_[0-9A-Za-z]{27}$/);
+  });
+
+  it('sort in creation order, within a second too', () => {
+    const now = Date.UTC(2026, 0, 1);
+    const ids = Array.from({ length: 1000 }, () => ksuid(now));
+    assert.deepEqual([...ids].sort(), ids);
+    assert.equal(new Set(ids).size, ids.length);
+    assert.ok(ksuid(now + 1000) > ids[ids.length - 1]!, 'a later second sorts after');
+  });
+
+  it('check the prefix and the body', () => {
+    const id = newId('bot');
+    assert.ok(hasPrefix(id, 'bot'));
+    assert.ok(!hasPrefix(id, 'bo'));
+    assert.ok(!hasPrefix(id.slice(0, -1), 'bot'));
+    assert.ok(!hasPrefix(`${id.slice(0, -1)}!`, 'bot'));
+  });
+
+  it('make random base62 strings of the asked length with every symbol in use', () => {
+    const s = randomBase62(5000);
+    assert.equal(s.length, 5000);
+    assert.match(s, /^[0-9A-Za-z]+$/);
+    assert.equal(new Set(s).size, 62);
+  });
+});
