@@ -50,6 +50,8 @@ export const catalogue = {
     () => 'The request body is not valid UTF-8 text.'),
   malformedJson: entry<{ reason: string }>(213, 400, 'The request body is not valid JSON.',
     (a) => `The application/json request body could not be parsed: ${a.reason}.`),
+  nulCharacter: entry<{ field: string }>(237, 400, 'A string in the request body contains the NUL character, which no field accepts.',
+    (a) => `'${a.field}' contains the NUL character (\\u0000), which no field accepts.`),
   bodyTooLarge: entry<{ limit: number }>(219, 413, 'The request body is larger than the server accepts (1 MiB).',
     (a) => `The request body is larger than ${a.limit} bytes.`),
   malformedRequest: entry<{ reason: string }>(230, 400, 'The request could not be read (bad framing, query string or header).',

@@ -105,11 +105,17 @@ export function registerProtocol(app: FastifyInstance, deps: ProtocolDeps): void
     } catch {
       return done(errors.invalidUtf8(), undefined);
     }
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(text));
+      parsed = JSON.parse(text);
     } catch (error) {
-      done(errors.malformedJson({ reason: (error as Error).message.slice(0, 200) }), undefined);
+      return done(errors.malformedJson({ reason: (error as Error).message.slice(0, 200) }), undefined);
     }
+    // PostgreSQL text cannot hold NUL; refuse it in every store alike. Raw NULs are already
+    // invalid JSON, so only the escape needs a closer look.
+    const nulField = /\\u0000/i.test(text) ? findNul(parsed) : undefined;
+    if (nulField !== undefined) return done(errors.nulCharacter({ field: nulField || 'request body' }), undefined);
+    done(null, parsed);
   });
 
   // One line per request, with the operation id (as `operation_id`), and never a header.
@@ -126,6 +132,19 @@ export function registerProtocol(app: FastifyInstance, deps: ProtocolDeps): void
       'request',
     );
   });
+}
+
+/** The dotted path of the first string (or key) holding a NUL character. */
+function findNul(value: unknown, at = ''): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? at : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const [key, child] of Object.entries(value)) {
+    const here = Array.isArray(value) ? `${at}[${key}]` : at ? `${at}.${key}` : key;
+    if (key.includes('\u0000')) return here;
+    const found = findNul(child, here);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 export const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;

@@ -81,6 +81,15 @@ describeEachStore('conventions', (h) => {
     assertError(res, 400, 'ERR_EP_212');
   });
 
+  it('refuses the NUL character in any string, on every store alike', async () => {
+    const api = await h().newAccount();
+    const res = await api.post('/api_keys', { description: 'a\u0000b' });
+    assertError(res, 400, 'ERR_EP_237');
+    assert.match(res.json.msg, /'description'/);
+    const escapedBackslash = await api.post('/api_keys', { description: 'C:\\u0000' });
+    assert.equal(escapedBackslash.status, 201, 'a backslash followed by u0000 is no NUL');
+  });
+
   it('refuses a body over 1 MiB with 413', async () => {
     const api = await h().newAccount();
     const res = await api.post('/api_keys', { description: 'x'.repeat(1024 * 1024) });
