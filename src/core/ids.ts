@@ -10,52 +10,65 @@ import { randomBytes } from 'node:crypto';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const KSUID_EPOCH = 1_400_000_000;
 const ENCODED_LENGTH = 27;
-const BYTES = 20;
 
 export const ID_BODY = /^[0-9A-Za-z]{27}$/;
 
-function encodeBase62(bytes: Uint8Array): string {
-  let n = 0n;
-  for (const b of bytes) n = (n << 8n) | BigInt(b);
+// Ids are made on every request (operation ids), so this is kept cheap: the id is held as five
+// 32-bit words (seconds, then 128 bits of payload), random words come from a pooled CSPRNG
+// buffer instead of one system call each, and base62 is long division over the words.
+const POOL_WORDS = 1024;
+let pool = new Uint32Array(randomBytes(POOL_WORDS * 4).buffer);
+let poolIndex = 0;
+
+function randomWord(): number {
+  if (poolIndex === POOL_WORDS) {
+    pool = new Uint32Array(randomBytes(POOL_WORDS * 4).buffer);
+    poolIndex = 0;
+  }
+  return pool[poolIndex++]!;
+}
+
+function encodeBase62(source: Uint32Array): string {
+  const words = Uint32Array.from(source);
   let out = '';
-  while (n > 0n) {
-    out = ALPHABET[Number(n % 62n)] + out;
-    n /= 62n;
+  for (let d = 0; d < ENCODED_LENGTH; d++) {
+    let remainder = 0;
+    for (let i = 0; i < words.length; i++) {
+      // remainder * 2^32 + word < 62 * 2^32: exact in a double
+      const value = remainder * 0x1_0000_0000 + words[i]!;
+      const quotient = Math.floor(value / 62);
+      words[i] = quotient;
+      remainder = value - quotient * 62;
+    }
+    out = ALPHABET[remainder]! + out;
   }
-  return out.padStart(ENCODED_LENGTH, '0');
+  return out;
 }
 
+// The last id made, as base62 digit values. Within one second the next id is the last one plus
+// a random step (1..256), added digit by digit: cheaper than encoding 160 bits again, and the
+// same number as incrementing the payload.
+let lastDigits: number[] = [];
 let lastSecond = -1;
-let lastPayload = Buffer.alloc(16);
-
-function nextPayload(second: number): Buffer {
-  if (second === lastSecond) {
-    // Increment by a random step so ids stay unguessable yet ordered.
-    const next = Buffer.from(lastPayload);
-    let carry = 1 + (randomBytes(1)[0] ?? 0);
-    for (let i = next.length - 1; i >= 0 && carry > 0; i--) {
-      const sum = next[i]! + carry;
-      next[i] = sum & 0xff;
-      carry = sum >> 8;
-    }
-    if (carry === 0) {
-      lastPayload = next;
-      return next;
-    }
-    // Overflow within one second is practically impossible; fall back to a fresh payload.
-  }
-  lastSecond = second;
-  lastPayload = randomBytes(16);
-  return lastPayload;
-}
 
 /** A new KSUID body (27 base62 characters). */
 export function ksuid(now: number = Date.now()): string {
   const second = Math.max(0, Math.floor(now / 1000) - KSUID_EPOCH);
-  const bytes = Buffer.alloc(BYTES);
-  bytes.writeUInt32BE(second >>> 0, 0);
-  nextPayload(second).copy(bytes, 4);
-  return encodeBase62(bytes);
+  if (second !== lastSecond) {
+    lastSecond = second;
+    const words = Uint32Array.of(second >>> 0, randomWord(), randomWord(), randomWord(), randomWord());
+    lastDigits = [...encodeBase62(words)].map((c) => ALPHABET.indexOf(c));
+  } else {
+    let carry = 1 + (randomWord() & 0xff);
+    for (let i = ENCODED_LENGTH - 1; i >= 0 && carry > 0; i--) {
+      const sum = lastDigits[i]! + carry;
+      lastDigits[i] = sum % 62;
+      carry = Math.floor(sum / 62);
+    }
+  }
+  let out = '';
+  for (const d of lastDigits) out += ALPHABET[d];
+  return out;
 }
 
 export function newId(prefix: string, now?: number): string {

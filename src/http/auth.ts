@@ -23,6 +23,29 @@ export interface Authenticated {
   keyId: string;
 }
 
+function parseAuthorization(header: string | undefined): { keyId: string; secret: string } {
+  if (header === undefined || header.trim() === '') throw errors.missingAuthorization();
+  const space = header.indexOf(' ');
+  const scheme = space === -1 ? header : header.slice(0, space);
+  if (scheme.toLowerCase() !== 'bearer') throw errors.unsupportedAuthScheme({ scheme: scheme.slice(0, 20) });
+  const token = header.slice(space + 1).trim();
+  const match = TOKEN.exec(token);
+  if (!match) throw KEY_ID.test(token) ? errors.tokenIsKeyId() : errors.malformedToken();
+  return { keyId: `ak_${match[1]}`, secret: match[2]! };
+}
+
+function verify(entry: KeyEntry | undefined, secret: string): Authenticated {
+  const presented = Buffer.from(hashSecret(secret), 'hex');
+  if (!entry || !timingSafeEqual(presented, entry.secretHash)) throw errors.invalidToken();
+  let principal: Principal;
+  if (entry.role !== null) principal = { id: entry.ownerId, kind: 'user', role: entry.role };
+  else if (entry.botActive !== null) {
+    if (!entry.botActive) throw errors.inactiveBot({ botId: entry.ownerId });
+    principal = { id: entry.ownerId, kind: 'bot', role: 'developer' };
+  } else throw errors.invalidToken(); // the owner no longer exists
+  return { scope: { accountId: entry.accountId }, principal, keyId: entry.keyId };
+}
+
 interface KeyEntry {
   keyId: string;
   accountId: string;
@@ -44,34 +67,19 @@ export class Authenticator {
     else this.cache.clear();
   }
 
-  async authenticate(header: string | undefined): Promise<Authenticated> {
-    if (header === undefined || header.trim() === '') throw errors.missingAuthorization();
-    const space = header.indexOf(' ');
-    const scheme = space === -1 ? header : header.slice(0, space);
-    if (scheme.toLowerCase() !== 'bearer') throw errors.unsupportedAuthScheme({ scheme: scheme.slice(0, 20) });
-    const token = header.slice(space + 1).trim();
-    const match = TOKEN.exec(token);
-    if (!match) throw KEY_ID.test(token) ? errors.tokenIsKeyId() : errors.malformedToken();
-
-    const keyId = `ak_${match[1]}`;
-    const entry = await this.lookup(keyId);
-    const presented = Buffer.from(hashSecret(match[2]!), 'hex');
-    if (!entry || !timingSafeEqual(presented, entry.secretHash)) throw errors.invalidToken();
-
-    let principal: Principal;
-    if (entry.role !== null) principal = { id: entry.ownerId, kind: 'user', role: entry.role };
-    else if (entry.botActive !== null) {
-      if (!entry.botActive) throw errors.inactiveBot({ botId: entry.ownerId });
-      principal = { id: entry.ownerId, kind: 'bot', role: 'developer' };
-    } else throw errors.invalidToken(); // the owner no longer exists
-    return { scope: { accountId: entry.accountId }, principal, keyId };
+  /**
+   * The caller of a request. Synchronous when the key is cached (the common case: no promise,
+   * no database round trip), a promise when the key must be read from the store.
+   */
+  authenticate(header: string | undefined): Authenticated | Promise<Authenticated> {
+    const { keyId, secret } = parseAuthorization(header);
+    const cached = this.cache.get(keyId);
+    if (cached && cached.expiresAt > this.now()) return verify(cached, secret);
+    return this.lookup(keyId).then((entry) => verify(entry, secret));
   }
 
   private async lookup(keyId: string): Promise<KeyEntry | undefined> {
     const now = this.now();
-    const cached = this.cache.get(keyId);
-    if (cached && cached.expiresAt > now) return cached;
-
     const row = await read(() =>
       this.store.db
         .selectFrom('api_keys as k')

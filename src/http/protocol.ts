@@ -2,10 +2,11 @@
 // the version header, authentication and roles, JSON bodies, query-string rules and the
 // one log line per request.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 import { errors } from '../core/errors.js';
 import type { RequestContext } from '../core/context.js';
 import type { Clock } from '../core/time.js';
-import type { Authenticator } from './auth.js';
+import type { Authenticated, Authenticator } from './auth.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -59,32 +60,60 @@ function hasBody(request: FastifyRequest): boolean {
 export function registerProtocol(app: FastifyInstance, deps: ProtocolDeps): void {
   app.decorateRequest('ctx', null as unknown as RequestContext);
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Hooks take callbacks rather than promises: they run on every request, and the common path
+  // (a cached key) completes without a promise or a microtask hop.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('Operation-Id', request.id);
     corsHeaders(request, reply);
     const config = request.routeOptions.config;
-    if (request.is404 || config.public) return;
+    if (request.is404 || config.public) return done();
 
-    checkVersion(request);
-    // Fastify does not read GET bodies; refuse them instead of silently ignoring content.
-    if (READ_METHODS.has(request.method) && hasBody(request)) throw errors.bodyNotAllowed({ method: request.method });
-
-    const who = await deps.auth.authenticate(request.headers.authorization);
-    const write = !READ_METHODS.has(request.method);
-    if (write && who.principal.role === 'read_only') throw errors.readOnlyOwner({ role: who.principal.role });
-    if (write && config.adminAction && who.principal.role !== 'admin') throw errors.adminRequired({ action: config.adminAction });
-    request.ctx = { ...who, baseUrl: deps.baseUrl(), now: deps.clock.now() };
+    const admit = (who: Authenticated) => {
+      const write = !READ_METHODS.has(request.method);
+      if (write && who.principal.role === 'read_only') throw errors.readOnlyOwner({ role: who.principal.role });
+      if (write && config.adminAction && who.principal.role !== 'admin') throw errors.adminRequired({ action: config.adminAction });
+      request.ctx = { ...who, baseUrl: deps.baseUrl(), now: deps.clock.now() };
+    };
+    try {
+      checkVersion(request);
+      // Fastify does not read GET bodies; refuse them instead of silently ignoring content.
+      if (READ_METHODS.has(request.method) && hasBody(request)) throw errors.bodyNotAllowed({ method: request.method });
+      const who = deps.auth.authenticate(request.headers.authorization);
+      if (!(who instanceof Promise)) {
+        admit(who);
+        return done();
+      }
+      who.then(
+        (resolved) => {
+          try {
+            admit(resolved);
+          } catch (error) {
+            return done(error as Error);
+          }
+          done();
+        },
+        (error: Error) => done(error),
+      );
+    } catch (error) {
+      done(error as Error);
+    }
   });
 
-  app.addHook('preValidation', async (request) => {
-    for (const [name, value] of Object.entries((request.query ?? {}) as Record<string, unknown>)) {
-      if (Array.isArray(value)) throw errors.repeatedQueryParameter({ name });
-    }
-    if (request.body === undefined && !READ_METHODS.has(request.method) && request.method !== 'DELETE') request.body = {};
-    const { immutable, title } = request.routeOptions.config;
-    if (immutable && request.method === 'PATCH' && request.body && typeof request.body === 'object') {
-      const sent = immutable.find((field) => Object.hasOwn(request.body as object, field));
-      if (sent) throw errors.fieldNotUpdatable({ field: sent, title: title ?? 'resource' });
+  app.addHook('preValidation', (request, _reply, done) => {
+    try {
+      for (const name in (request.query ?? {}) as Record<string, unknown>) {
+        if (Array.isArray((request.query as Record<string, unknown>)[name])) throw errors.repeatedQueryParameter({ name });
+      }
+      if (request.body === undefined && !READ_METHODS.has(request.method) && request.method !== 'DELETE') request.body = {};
+      if (request.method === 'PATCH') {
+        const { immutable, title } = request.routeOptions.config;
+        const body = request.body;
+        const sent = body && typeof body === 'object' ? immutable?.find((field) => Object.hasOwn(body, field)) : undefined;
+        if (sent) throw errors.fieldNotUpdatable({ field: sent, title: title ?? 'resource' });
+      }
+      done();
+    } catch (error) {
+      done(error as Error);
     }
   });
 
@@ -119,8 +148,8 @@ export function registerProtocol(app: FastifyInstance, deps: ProtocolDeps): void
   });
 
   // One line per request, with the operation id (as `operation_id`), and never a header.
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
+  app.addHook('onResponse', (request, reply, done) => {
+    if ((request.log as unknown as Logger).isLevelEnabled('info')) request.log.info(
       {
         method: request.method,
         path: request.url.split('?')[0],
@@ -131,6 +160,7 @@ export function registerProtocol(app: FastifyInstance, deps: ProtocolDeps): void
       },
       'request',
     );
+    done();
   });
 }
 

@@ -30,3 +30,14 @@ describe('ids', () => {
     assert.equal(new Set(s).size, 62);
   });
 });
+
+describe('ids (layout)', () => {
+  it('carry the creation second in their first 32 bits', () => {
+    const now = Date.UTC(2026, 10, 21, 12, 0, 0);
+    const body = ksuid(now);
+    let n = 0n;
+    for (const c of body) n = n * 62n + BigInt('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'.indexOf(c));
+    assert.equal(Number(n >> 128n), now / 1000 - 1_400_000_000);
+    assert.ok(n < 1n << 160n);
+  });
+});
