@@ -4,7 +4,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { newId } from './core/ids.js';
 import { registerResourceRoutes } from './crud/routes.js';
 import type { Deps } from './deps.js';
-import { registerErrorHandling } from './http/error-handler.js';
+import { clientError, frameworkError, registerErrorHandling } from './http/error-handler.js';
 import { registerOpenApi } from './http/openapi.js';
 import { registerProtocol } from './http/protocol.js';
 import { validatorCompiler } from './http/validation.js';
@@ -20,6 +20,8 @@ export async function buildApp(deps: Deps, options: { https?: { cert: string; ke
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
+    frameworkErrors: frameworkError,
+    clientErrorHandler: clientError,
     routerOptions: { caseSensitive: true, ignoreTrailingSlash: false, maxParamLength: 200 },
     ...(options.https ? { https: options.https } : {}),
   }) as unknown as FastifyInstance;

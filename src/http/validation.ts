@@ -94,6 +94,7 @@ export function validationToApiError(validation: ErrorObject[], context: string)
   // With nullable fields Ajv reports every branch of the anyOf; the first error is the real one.
   const first = validation[0]!;
   if (context === 'querystring') return queryError(first);
-  if (context === 'params') return errors.routeNotFound({ method: '', path: render(first.data) });
+  // The only path parameter is an id; one too long to be any id is simply not found.
+  if (context === 'params') return errors.notFound({ title: 'resource', id: render(first.data) });
   return bodyError(first);
 }

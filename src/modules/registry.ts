@@ -1,5 +1,4 @@
 // Every resource kind the API serves. A new kind is one line here.
-import type { Resource } from '../crud/resource.js';
 import type { Store } from '../db/store.js';
 import type { Authenticator } from '../http/auth.js';
 import { apiKeysResource } from './api-keys/api-key.resource.js';
@@ -9,7 +8,7 @@ export function buildResources(store: Store, auth: Authenticator) {
   return {
     apiKeys: apiKeysResource(store, auth),
     botUsers: botUsersResource(store, auth),
-  } satisfies Record<string, Resource<never, never> | Resource>;
+  };
 }
 
 export type Resources = ReturnType<typeof buildResources>;

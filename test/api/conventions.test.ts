@@ -175,6 +175,24 @@ describeEachStore('conventions', (h) => {
     assertError(await api.get('/api_keys/bot_000000000000000000000000000'), 404, 'ERR_EP_222');
     assertError(await api.get('/api_keys/100'), 404, 'ERR_EP_222');
     assertError(await api.get('/api_keys/ak_000000000000000000000000000'), 404, 'ERR_EP_252');
+    assertError(await api.get(`/api_keys/ak_${'x'.repeat(300)}`), 404, 'ERR_EP_252');
+    assertError(await api.get('/api_keys/%zz'), 400, 'ERR_EP_230');
+  });
+
+  it('answers HTTP it cannot parse with the error body', async () => {
+    const { port } = new URL(h().baseUrl);
+    const net = await import('node:net');
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(port), '127.0.0.1', () => socket.write('GET /api_keys HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n'));
+      let out = '';
+      socket.on('data', (c) => (out += c));
+      socket.on('end', () => resolve(out));
+      socket.on('error', reject);
+    });
+    assert.match(raw, /^HTTP\/1.1 400 /);
+    const body = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
+    assert.equal(body.error_code, 'ERR_EP_230');
+    assert.match(body.details.operation_id, /^op_/);
   });
 
   it('answers a CORS preflight without credentials', async () => {
