@@ -37,11 +37,61 @@ export interface ApiKeysTable {
   created_at: string;
 }
 
+export interface IpPoliciesTable {
+  id: string;
+  account_id: string;
+  description: string;
+  metadata: string;
+  created_at: string;
+}
+
+export type IpRuleAction = 'allow' | 'deny';
+
+export interface IpPolicyRulesTable {
+  id: string;
+  account_id: string;
+  ip_policy_id: string;
+  /** Canonical network form: `10.0.0.0/8`, `2001:db8::/32`. */
+  cidr: string;
+  action: IpRuleAction;
+  description: string;
+  metadata: string;
+  created_at: string;
+}
+
+export type IpRestrictionType = 'dashboard' | 'api' | 'agent' | 'endpoints';
+
+export interface IpRestrictionsTable {
+  id: string;
+  account_id: string;
+  type: IpRestrictionType;
+  enforced: SqlBool;
+  description: string;
+  metadata: string;
+  created_at: string;
+}
+
+export interface IpRestrictionPoliciesTable {
+  ip_restriction_id: string;
+  ip_policy_id: string;
+  position: number;
+}
+
+export interface IpRevisionsTable {
+  account_id: string;
+  revision: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
   bot_users: BotUsersTable;
   api_keys: ApiKeysTable;
+  ip_policies: IpPoliciesTable;
+  ip_policy_rules: IpPolicyRulesTable;
+  ip_restrictions: IpRestrictionsTable;
+  ip_restriction_policies: IpRestrictionPoliciesTable;
+  ip_revisions: IpRevisionsTable;
 }
 
 export function toBool(value: SqlBool): boolean {

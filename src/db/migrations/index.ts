@@ -2,12 +2,14 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import type { Dialect } from '../store.js';
 import { foundation } from './0001-foundation.js';
+import { ipPolicies } from './0002-ip-policies.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
     async getMigrations(): Promise<Record<string, Migration>> {
       return {
         '0001-foundation': foundation(dialect),
+        '0002-ip-policies': ipPolicies(dialect),
       };
     },
   };
