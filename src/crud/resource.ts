@@ -9,7 +9,7 @@ import { hasPrefix, newId } from '../core/ids.js';
 import type { RequestContext } from '../core/context.js';
 import { rfc3339 } from '../core/time.js';
 import type { Database } from '../db/schema.js';
-import { read, withTx, type Store } from '../db/store.js';
+import { read, withTx, type Executor, type Store } from '../db/store.js';
 import { deleteById, findById, insert, listPage, updateById, type BaseRow, type TableName } from './store.js';
 
 export type Trx = Transaction<Database>;
@@ -33,6 +33,8 @@ export interface ResourceDefinition<Row extends BaseRow, S extends ResourceSchem
   schemas: S;
   /** Fields accepted at creation that a PATCH may not send (400 fieldNotUpdatable). */
   immutable?: readonly string[];
+  /** Body fields that are not columns of the table: the hooks store them (join tables). */
+  virtualFields?: readonly string[];
   /** When set, only admins may create, update or delete; the text completes "Only admins may …". */
   adminOnlyWrites?: string;
   /**
@@ -43,12 +45,16 @@ export interface ResourceDefinition<Row extends BaseRow, S extends ResourceSchem
   prepare(ctx: RequestContext, body: Static<S['create']>): Promise<Prepared<Row>> | Prepared<Row>;
   /** Columns to change from a PATCH body; by default every non-null field of the same name. */
   patch?(ctx: RequestContext, body: Static<S['update']>, current: Row): Partial<Row>;
+  /** Adds what lives outside the row (join tables) to rows about to be shown; one call per page. */
+  expand?(executor: Executor, ctx: RequestContext, rows: Row[]): Promise<Row[]>;
   /** The API shape of a row; `uri` is added by the core. */
   toApi(row: Row, ctx: RequestContext): Omit<Static<S['resource']>, 'uri'>;
   hooks?: {
     /** Checks that need the database, inside the transaction (references exist, conflicts). */
     beforeCreate?(trx: Trx, ctx: RequestContext, row: Row): Promise<void>;
     beforeUpdate?(trx: Trx, ctx: RequestContext, current: Row, changes: Partial<Row>): Promise<void>;
+    /** After the row is written, in the same transaction: join rows, revision counters. */
+    afterWrite?(trx: Trx, ctx: RequestContext, row: Row, body: Record<string, unknown>, operation: 'create' | 'update'): Promise<void>;
     /** Refuse (409 naming referrers) or delete dependants in the same transaction. */
     beforeDelete?(trx: Trx, ctx: RequestContext, row: Row): Promise<void>;
     /** Row-level permission on update and delete (role checks are done before). */
@@ -84,8 +90,8 @@ export interface Resource<Row extends BaseRow = BaseRow, S extends ResourceSchem
   load(executor: Trx | Store['db'], ctx: RequestContext, rawId: string): Promise<Row>;
 }
 
-function defaultPatch(body: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== null && v !== undefined));
+function defaultPatch(body: Record<string, unknown>, virtualFields: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(body).filter(([k, v]) => v !== null && v !== undefined && !virtualFields.includes(k)));
 }
 
 export function defineResource<Row extends BaseRow, S extends ResourceSchemas>(store: Store, definition: ResourceDefinition<Row, S>): Resource<Row, S> {
@@ -104,6 +110,8 @@ export function defineResource<Row extends BaseRow, S extends ResourceSchemas>(s
 
   const uri = (ctx: { baseUrl: string }, id: string) => `${ctx.baseUrl}${definition.path}/${id}`;
   const present = (row: Row, ctx: RequestContext) => ({ ...definition.toApi(row, ctx), uri: uri(ctx, row.id) }) as Static<S['resource']>;
+  const expand = async (executor: Executor, ctx: RequestContext, rows: Row[]) => (definition.expand && rows.length > 0 ? definition.expand(executor, ctx, rows) : rows);
+  const expandOne = async (executor: Executor, ctx: RequestContext, row: Row) => (await expand(executor, ctx, [row]))[0]!;
 
   const translateUnique = (error: unknown, row: Partial<Row>) => {
     if (error instanceof Error && error.name === 'UniqueViolation') {
@@ -120,20 +128,23 @@ export function defineResource<Row extends BaseRow, S extends ResourceSchemas>(s
     async create(ctx, body) {
       const prepared = await definition.prepare(ctx, body);
       const row = { ...prepared.row, id: prepared.id ?? newId(prefix), account_id: ctx.scope.accountId, created_at: rfc3339(ctx.now) } as Row;
+      let shown: Row;
       try {
-        await withTx(store, async (trx) => {
+        shown = await withTx(store, async (trx) => {
           await hooks.beforeCreate?.(trx, ctx, row);
           await insert(trx, table, row);
+          await hooks.afterWrite?.(trx, ctx, row, body as Record<string, unknown>, 'create');
+          return expandOne(trx, ctx, row);
         });
       } catch (error) {
         throw translateUnique(error, row);
       }
       hooks.afterCommit?.(ctx, 'create', row);
-      return { ...present(row, ctx), ...prepared.reveal };
+      return { ...present(shown, ctx), ...prepared.reveal };
     },
 
     async get(ctx, rawId) {
-      return present(await read(() => load(store.db, ctx, rawId)), ctx);
+      return present(await read(async () => expandOne(store.db, ctx, await load(store.db, ctx, rawId))), ctx);
     },
 
     async list(ctx, query) {
@@ -144,7 +155,8 @@ export function defineResource<Row extends BaseRow, S extends ResourceSchemas>(s
           if (!hasPrefix(beforeId, prefix)) throw errors.invalidBeforeId({ value: beforeId, prefix });
           if (!(await findById(store.db, ctx.scope, table, beforeId))) throw errors.beforeIdNotFound({ value: beforeId, title });
         }
-        return listPage<Row>(store.db, ctx.scope, table, { limit, beforeId });
+        const page = await listPage<Row>(store.db, ctx.scope, table, { limit, beforeId });
+        return { rows: await expand(store.db, ctx, page.rows), hasMore: page.hasMore };
       });
       const listUri = `${ctx.baseUrl}${definition.path}`;
       const last = rows[rows.length - 1];
@@ -160,13 +172,15 @@ export function defineResource<Row extends BaseRow, S extends ResourceSchemas>(s
       if (provided.length === 0) throw errors.noUpdatableFields({ fields: Object.keys(definition.schemas.update.properties) });
       let updated: Row | undefined;
       try {
-        await withTx(store, async (trx) => {
+        updated = await withTx(store, async (trx) => {
           const current = await load(trx, ctx, rawId);
           hooks.authorize?.(ctx, 'update', current);
-          const changes = (definition.patch ? definition.patch(ctx, body, current) : defaultPatch(body as Record<string, unknown>)) as Partial<Row>;
+          const changes = (definition.patch ? definition.patch(ctx, body, current) : defaultPatch(body as Record<string, unknown>, definition.virtualFields ?? [])) as Partial<Row>;
           await hooks.beforeUpdate?.(trx, ctx, current, changes);
           await updateById(trx, ctx.scope, table, current.id, changes);
-          updated = { ...current, ...changes };
+          const row = { ...current, ...changes };
+          await hooks.afterWrite?.(trx, ctx, row, body as Record<string, unknown>, 'update');
+          return expandOne(trx, ctx, row);
         });
       } catch (error) {
         throw translateUnique(error, body as Partial<Row>);
