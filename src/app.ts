@@ -21,6 +21,8 @@ export async function buildApp(deps: Deps, options: { https?: { cert: string; ke
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
     frameworkErrors: frameworkError,
+    // request.ip: the socket peer, or the first untrusted hop of X-Forwarded-For behind trusted proxies
+    trustProxy: deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false,
     clientErrorHandler: clientError,
     routerOptions: { caseSensitive: true, ignoreTrailingSlash: false, maxParamLength: 200 },
     ...(options.https ? { https: options.https } : {}),
@@ -28,7 +30,7 @@ export async function buildApp(deps: Deps, options: { https?: { cert: string; ke
 
   app.setValidatorCompiler(validatorCompiler);
   const baseUrl = () => deps.config.baseUrl;
-  registerProtocol(app, { auth: deps.auth, clock: deps.clock, baseUrl });
+  registerProtocol(app, { auth: deps.auth, ipGuard: deps.ipGuard, clock: deps.clock, baseUrl });
   registerErrorHandling(app);
   await registerOpenApi(app, baseUrl);
   for (const resource of Object.values(deps.resources)) registerResourceRoutes(app, resource as never);

@@ -4,7 +4,8 @@ import { parseArgs } from 'node:util';
 import closeWithGrace from 'close-with-grace';
 import { ConfigError, loadConfig, readSettings, SETTINGS, type RawSettings, type SettingName } from './config.js';
 import { systemClock } from './core/time.js';
-import { migrate, openStore } from './db/store.js';
+import { migrate, openStore, type Store } from './db/store.js';
+import { IpRestrictionOperator } from './modules/ip-restrictions/ip-restriction.operator.js';
 import { AccountService, InputError, ROLES } from './modules/accounts/account.service.js';
 import { startServer } from './main.js';
 
@@ -17,6 +18,11 @@ commands:
   accounts list [--json]                  list accounts
   users create --account ID --name NAME --role ${ROLES.join('|')} [--json]
                                           create a user of an account and its first API key
+  ip-restrictions list --account ID [--json]
+                                          list an account's IP restrictions
+  ip-restrictions delete --account ID (--id ipx_… | --type api|dashboard|agent|endpoints)
+                                          delete one, e.g. to let an account that locked itself
+                                          out reach its API again (running servers see it within 2 s)
 
 settings (environment variable, or the flag that overrides it):
 ${Object.values(SETTINGS).map(([env, flag, what]) => `  ${env.padEnd(24)} ${flag.padEnd(16)} ${what}`).join('\n')}
@@ -35,12 +41,12 @@ function settingsFrom(values: Record<string, unknown>): RawSettings {
 
 class UsageError extends Error {}
 
-async function withStore<T>(raw: RawSettings, work: (accounts: AccountService) => Promise<T>): Promise<T> {
+async function withStore<T>(raw: RawSettings, work: (accounts: AccountService, store: Store) => Promise<T>): Promise<T> {
   const config = loadConfig(readSettings(process.env, raw));
   const store = openStore(config.database);
   try {
     await migrate(store);
-    return await work(new AccountService(store, systemClock));
+    return await work(new AccountService(store, systemClock), store);
   } finally {
     await store.close();
   }
@@ -55,7 +61,7 @@ async function run(argv: string[]): Promise<void> {
     args: argv,
     allowPositionals: true,
     strict: true,
-    options: { ...settingFlags, name: { type: 'string' }, account: { type: 'string' }, role: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    options: { ...settingFlags, name: { type: 'string' }, account: { type: 'string' }, role: { type: 'string' }, id: { type: 'string' }, type: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
   });
   const [command, sub] = positionals;
   const raw = settingsFrom(values);
@@ -105,6 +111,23 @@ async function run(argv: string[]): Promise<void> {
     const input = { accountId: need('account'), name: need('name'), role: need('role') };
     const issued = await withStore(raw, (a) => a.createUser(input));
     print(json, { ...issued }, `user ${issued.user_id}\napi key ${issued.api_key_id}\ntoken (shown once): ${issued.token}`);
+    return;
+  }
+  if (command === 'ip-restrictions' && sub === 'list') {
+    const accountId = need('account');
+    const restrictions = await withStore(raw, (_a, store) => new IpRestrictionOperator(store).list(accountId));
+    if (json) process.stdout.write(JSON.stringify({ ip_restrictions: restrictions }) + '\n');
+    else if (restrictions.length === 0) process.stdout.write(`account ${accountId} has no IP restrictions\n`);
+    else process.stdout.write(restrictions.map((r) => `${r.id}\t${r.type}\t${r.enforced ? 'enforced' : 'warn only'}\t${r.ip_policy_ids.join(',')}`).join('\n') + '\n');
+    return;
+  }
+  if (command === 'ip-restrictions' && sub === 'delete') {
+    const accountId = need('account');
+    const which = { id: typeof values.id === 'string' ? values.id : undefined, type: typeof values.type === 'string' ? values.type : undefined };
+    if (!which.id === !which.type) throw new UsageError('give exactly one of --id or --type');
+    const deleted = await withStore(raw, (_a, store) => new IpRestrictionOperator(store).delete(accountId, which));
+    if (!deleted) throw new InputError(`account ${accountId} has no IP restriction ${which.id ?? `of type '${which.type}'`}`);
+    process.stdout.write(`deleted ${deleted}\n`);
     return;
   }
   throw new UsageError(`unknown command '${[command, sub].filter(Boolean).join(' ')}'`);

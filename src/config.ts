@@ -1,6 +1,7 @@
 // One typed schema for every setting. Settings come from environment variables; command-line
 // flags of the same name override them. Every problem is reported at once.
 import path from 'node:path';
+import { parseCidr } from './lib/ip/cidr.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -11,6 +12,8 @@ export interface Config {
   baseUrl: string;
   tls: { mode: 'off' } | { mode: 'auto' } | { mode: 'files'; cert: string; key: string };
   logLevel: LogLevel;
+  /** Proxies whose X-Forwarded-For is believed (CIDRs); empty: the socket peer is the client. */
+  trustedProxies: string[];
   /** Create a default account with an admin key when the store has no account yet. */
   bootstrap: boolean;
 }
@@ -25,6 +28,7 @@ export const SETTINGS = {
   tlsKey: ['EDGEPLANE_TLS_KEY', '--tls-key', 'PEM private key of that certificate'],
   tls: ['EDGEPLANE_TLS', '--tls', '"off" serves plain HTTP (behind a TLS proxy); default on'],
   logLevel: ['EDGEPLANE_LOG_LEVEL', '--log-level', 'fatal, error, warn, info (default), debug, trace or silent'],
+  trustedProxies: ['EDGEPLANE_TRUSTED_PROXIES', '--trusted-proxies', 'comma-separated CIDRs of proxies whose X-Forwarded-For is believed'],
   bootstrap: ['EDGEPLANE_BOOTSTRAP', '--bootstrap', '"off" skips creating the default account on an empty store'],
 } as const;
 
@@ -103,6 +107,13 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
     baseUrl = `${tls.mode === 'off' ? 'http' : 'https'}://${host}:${listen.port}`;
   }
 
+  const trustedProxies: string[] = [];
+  for (const entry of (raw.trustedProxies ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
+    const parsed = parseCidr(entry.includes('/') ? entry : `${entry}/${entry.includes(':') ? 128 : 32}`);
+    if (parsed.ok) trustedProxies.push(parsed.cidr);
+    else problems.push(`EDGEPLANE_TRUSTED_PROXIES: '${entry}' is not an IP address or a CIDR in network form${parsed.problem === 'not-network' ? ` (did you mean ${parsed.suggestion}?)` : ''}`);
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { dataDir, database, listen: listen!, baseUrl, tls, logLevel, bootstrap: bootstrapSwitch === 'on' };
+  return { dataDir, database, listen: listen!, baseUrl, tls, logLevel, trustedProxies, bootstrap: bootstrapSwitch === 'on' };
 }

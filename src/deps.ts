@@ -5,6 +5,7 @@ import { systemClock, type Clock } from './core/time.js';
 import type { Store } from './db/store.js';
 import { Authenticator } from './http/auth.js';
 import { AccountService } from './modules/accounts/account.service.js';
+import { ApiIpGuard } from './modules/ip-restrictions/api-ip-guard.js';
 import { buildResources, type Resources } from './modules/registry.js';
 
 export interface Deps {
@@ -13,18 +14,22 @@ export interface Deps {
   store: Store;
   clock: Clock;
   auth: Authenticator;
+  ipGuard: ApiIpGuard;
   accounts: AccountService;
   resources: Resources;
 }
 
 export function createDeps(base: { config: Config; logger: Logger; store: Store }, overrides: Partial<Pick<Deps, 'clock'>> = {}): Deps {
   const clock = overrides.clock ?? systemClock;
-  const auth = new Authenticator(base.store, () => clock.now().getTime());
+  const now = () => clock.now().getTime();
+  const auth = new Authenticator(base.store, now);
+  const ipGuard = new ApiIpGuard(base.store, now);
   return {
     ...base,
     clock,
     auth,
+    ipGuard,
     accounts: new AccountService(base.store, clock),
-    resources: buildResources(base.store, auth),
+    resources: buildResources(base.store, auth, ipGuard),
   };
 }

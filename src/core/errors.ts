@@ -118,6 +118,24 @@ export const catalogue = {
   botNameTaken: entry<{ name: string }>(4112, 409, 'Another bot user of the account already has that name.',
     (a) => `A bot user named '${a.name}' already exists in this account; choose another name.`),
 
+  // IP policies, rules and restrictions
+  ipRestricted: entry<{ ip: string; restrictionId: string }>(220, 403, 'The caller\'s address is not allowed by the account\'s enforced api IP restriction.',
+    (a) => `Your IP address ${a.ip} is not allowed to use the API of this account by IP restriction ${a.restrictionId}. An admin can change the restriction's policies from an allowed address, or an operator with the CLI.`),
+  ipPolicyNotFound: entry<{ field: string; id: string }>(1402, 400, 'A referenced IP policy does not exist in this account.',
+    (a) => `${a.field} '${a.id}' is not an IP policy (ipp_…) of this account.`),
+  invalidCidr: entry<{ cidr: string }>(1406, 400, 'cidr is not an IPv4 or IPv6 network in CIDR notation.',
+    (a) => `cidr '${a.cidr}' is not a valid IPv4 or IPv6 CIDR such as 10.0.0.0/8 or 2001:db8::/32.`),
+  cidrNotNetwork: entry<{ cidr: string; suggestion: string }>(1409, 400, 'cidr names a host inside the network instead of the network\'s first address.',
+    (a) => `cidr '${a.cidr}' must be given as the lowest address of its range; did you mean '${a.suggestion}'?`),
+  cidrMissingMask: entry<{ cidr: string }>(1413, 400, 'cidr has no prefix length (mask).',
+    (a) => `cidr '${a.cidr}' has no mask; add one, e.g. '${a.cidr}/${a.cidr.includes(':') ? 128 : 32}' for this address alone.`),
+  duplicateRule: entry<{ cidr: string; policyId: string }>(1408, 409, 'The IP policy already has a rule for that CIDR.',
+    (a) => `IP policy ${a.policyId} already has a rule for ${a.cidr}; change that rule instead.`),
+  ipPolicyInUse: entry<{ id: string; restrictions: readonly string[] }>(1420, 409, 'The IP policy is still used by an IP restriction and cannot be deleted.',
+    (a) => `IP policy ${a.id} is still used by IP restriction ${list(a.restrictions)}; remove it from there first.`),
+  restrictionTypeTaken: entry<{ type: string; id?: string }>(1802, 409, 'The account already has an IP restriction of that type.',
+    (a) => `The account already has an IP restriction of type '${a.type}'${a.id ? ` (${a.id})` : ''}; update that one instead.`),
+
   // Server
   storeUnavailable: entry(260, 503, 'The database cannot be reached; retry later.',
     () => 'The service cannot reach its database right now; retry in a few seconds.', () => ({ 'Retry-After': '2' })),

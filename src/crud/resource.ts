@@ -171,19 +171,21 @@ export function defineResource<Row extends BaseRow, S extends ResourceSchemas>(s
       const provided = Object.values(body as Record<string, unknown>).filter((v) => v !== null && v !== undefined);
       if (provided.length === 0) throw errors.noUpdatableFields({ fields: Object.keys(definition.schemas.update.properties) });
       let updated: Row | undefined;
+      let attempted: Partial<Row> = body as Partial<Row>;
       try {
         updated = await withTx(store, async (trx) => {
           const current = await load(trx, ctx, rawId);
           hooks.authorize?.(ctx, 'update', current);
           const changes = (definition.patch ? definition.patch(ctx, body, current) : defaultPatch(body as Record<string, unknown>, definition.virtualFields ?? [])) as Partial<Row>;
           await hooks.beforeUpdate?.(trx, ctx, current, changes);
-          await updateById(trx, ctx.scope, table, current.id, changes);
           const row = { ...current, ...changes };
+          attempted = row;
+          await updateById(trx, ctx.scope, table, current.id, changes);
           await hooks.afterWrite?.(trx, ctx, row, body as Record<string, unknown>, 'update');
           return expandOne(trx, ctx, row);
         });
       } catch (error) {
-        throw translateUnique(error, body as Partial<Row>);
+        throw translateUnique(error, attempted);
       }
       hooks.afterCommit?.(ctx, 'update', updated!);
       return present(updated!, ctx);

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { errors } from '../core/errors.js';
 import type { RequestContext } from '../core/context.js';
 import type { Clock } from '../core/time.js';
+import type { ApiIpGuard, Verdict } from '../modules/ip-restrictions/api-ip-guard.js';
 import type { Authenticated, Authenticator } from './auth.js';
 
 declare module 'fastify' {
@@ -29,6 +30,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export interface ProtocolDeps {
   auth: Authenticator;
+  ipGuard: ApiIpGuard;
   clock: Clock;
   baseUrl: () => string;
 }
@@ -38,7 +40,7 @@ function corsHeaders(request: FastifyRequest, reply: FastifyReply): void {
   if (!origin) return;
   reply.header('Access-Control-Allow-Origin', origin);
   reply.header('Access-Control-Allow-Credentials', 'true');
-  reply.header('Access-Control-Expose-Headers', 'Operation-Id, Retry-After, WWW-Authenticate');
+  reply.header('Access-Control-Expose-Headers', 'Operation-Id, Retry-After, WWW-Authenticate, Ip-Restriction-Warning');
   reply.header('Vary', 'Origin');
 }
 
@@ -74,26 +76,27 @@ export function registerProtocol(app: FastifyInstance, deps: ProtocolDeps): void
       if (write && config.adminAction && who.principal.role !== 'admin') throw errors.adminRequired({ action: config.adminAction });
       request.ctx = { ...who, baseUrl: deps.baseUrl(), now: deps.clock.now() };
     };
+    // The account's `api` IP restriction: refuse (enforced) or let pass with a warning.
+    const screen = (who: Authenticated, verdict: Verdict) => {
+      if (verdict.allowed) return;
+      if (verdict.enforced) throw errors.ipRestricted({ ip: request.ip, restrictionId: verdict.restrictionId });
+      reply.header('Ip-Restriction-Warning', `${request.ip} is not allowed by IP restriction ${verdict.restrictionId}, which is not enforced`);
+      request.log.warn({ account_id: who.scope.accountId, key_id: who.keyId, ip: request.ip, ip_restriction_id: verdict.restrictionId }, 'request from an address the api IP restriction does not allow (not enforced)');
+    };
+    const proceed = (who: Authenticated): void | Promise<void> => {
+      const verdict = deps.ipGuard.check(who.scope, request.ip);
+      if (verdict instanceof Promise) return verdict.then((v) => { screen(who, v); admit(who); });
+      screen(who, verdict);
+      admit(who);
+    };
     try {
       checkVersion(request);
       // Fastify does not read GET bodies; refuse them instead of silently ignoring content.
       if (READ_METHODS.has(request.method) && hasBody(request)) throw errors.bodyNotAllowed({ method: request.method });
       const who = deps.auth.authenticate(request.headers.authorization);
-      if (!(who instanceof Promise)) {
-        admit(who);
-        return done();
-      }
-      who.then(
-        (resolved) => {
-          try {
-            admit(resolved);
-          } catch (error) {
-            return done(error as Error);
-          }
-          done();
-        },
-        (error: Error) => done(error),
-      );
+      const outcome = who instanceof Promise ? who.then(proceed) : proceed(who);
+      if (!(outcome instanceof Promise)) return done();
+      outcome.then(() => done(), (error: Error) => done(error));
     } catch (error) {
       done(error as Error);
     }

@@ -3,11 +3,19 @@ import type { Store } from '../db/store.js';
 import type { Authenticator } from '../http/auth.js';
 import { apiKeysResource } from './api-keys/api-key.resource.js';
 import { botUsersResource } from './bot-users/bot-user.resource.js';
+import { ipPoliciesResource } from './ip-policies/ip-policy.resource.js';
+import { ipPolicyRulesResource } from './ip-policy-rules/ip-policy-rule.resource.js';
+import type { ApiIpGuard } from './ip-restrictions/api-ip-guard.js';
+import { ipRestrictionsResource } from './ip-restrictions/ip-restriction.resource.js';
 
-export function buildResources(store: Store, auth: Authenticator) {
+export function buildResources(store: Store, auth: Authenticator, ipGuard: ApiIpGuard) {
+  const ipChanged = (accountId: string) => ipGuard.invalidate(accountId);
   return {
     apiKeys: apiKeysResource(store, auth),
     botUsers: botUsersResource(store, auth),
+    ipPolicies: ipPoliciesResource(store),
+    ipPolicyRules: ipPolicyRulesResource(store, ipChanged),
+    ipRestrictions: ipRestrictionsResource(store, ipChanged),
   };
 }
 

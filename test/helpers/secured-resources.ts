@@ -19,4 +19,18 @@ const unique = () => randomBytes(4).toString('hex');
 export const securedResources: SecuredResource[] = [
   { path: '/api_keys', create: () => ({ description: 'security suite' }), update: { description: 'changed' }, describable: true },
   { path: '/bot_users', create: () => ({ name: `bot-${unique()}` }), update: { name: `renamed-${unique()}` }, describable: false },
+  { path: '/ip_policies', create: () => ({ description: 'security suite' }), update: { description: 'changed' }, describable: true },
+  { path: '/ip_policy_rules', create: async (api) => ({ ip_policy_id: await newPolicy(api), cidr: randomCidr(), action: 'allow' }), update: { description: 'changed' }, describable: true },
+  { path: '/ip_restrictions', create: async (api) => ({ type: 'dashboard', ip_policy_ids: [await newPolicy(api)] }), update: { description: 'changed' }, describable: true },
 ];
+
+async function newPolicy(api: Api): Promise<string> {
+  const res = await api.post('/ip_policies', {});
+  if (res.status !== 201) throw new Error(`could not create an IP policy: ${res.text}`);
+  return res.json.id;
+}
+
+function randomCidr(): string {
+  const b = randomBytes(3);
+  return `10.${b[0]}.${b[1]}.${b[2]}/32`;
+}
