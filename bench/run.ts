@@ -54,7 +54,7 @@ function positiveIntFromEnv(name: string, fallback: number): number {
 
 /** The real server on a real socket over a fresh SQLite store, exactly as the tests start it. */
 async function startEdgeplane(): Promise<Edgeplane> {
-  const harness = await startHarness('sqlite');
+  const harness = await startHarness('sqlite', { logLevel: 'silent' });
   const api = await harness.newAccount();
   return { harness, store: harness.deps.store, baseUrl: harness.baseUrl, token: api.token!, accountId: api.info.accountId, userId: api.info.userId };
 }

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import { Writable } from 'node:stream';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe } from 'node:test';
@@ -128,6 +129,11 @@ export class Api {
   put(p: string, body?: unknown, o?: RequestOptions) { return this.request('PUT', p, { ...o, body }); }
   delete(p: string, o?: RequestOptions) { return this.request('DELETE', p, o); }
 
+  /** The same token against another server (a second instance). */
+  at(baseUrl: string): Api {
+    return new Api(baseUrl, this.token, this.info, this.harness);
+  }
+
   /** The same account through another token (or none). */
   withToken(token: string | undefined): Api {
     return new Api(this.baseUrl, token, this.info, this.harness);
@@ -140,8 +146,23 @@ export class Api {
   }
 }
 
+export interface HarnessOptions {
+  /** CIDRs whose X-Forwarded-For the server believes. */
+  trustedProxies?: string[];
+  /** Address to listen on (default 127.0.0.1). */
+  host?: string;
+  /** Server log level (default info, or EDGEPLANE_TEST_LOG_LEVEL); lines are kept in `logs`. */
+  logLevel?: 'info' | 'warn' | 'silent';
+}
+
 export interface Harness {
   kind: StoreKind;
+  /** The store's connection settings, for a CLI or a second instance (PostgreSQL: with its schema in the URL). */
+  databaseUrl: string;
+  /** Every log line the server wrote, parsed. */
+  logs: Record<string, unknown>[];
+  /** Another server process's worth of state (own caches, own connection) on the same store. */
+  secondInstance(): Promise<{ baseUrl: string; close(): Promise<void> }>;
   app: FastifyInstance;
   deps: Deps;
   baseUrl: string;
@@ -150,24 +171,47 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(kind: StoreKind): Promise<Harness> {
-  const fresh = await freshStore(kind);
-  const config = loadConfig({ listen: '127.0.0.1:0', tls: 'off', logLevel: 'silent', dataDir: os.tmpdir() });
-  config.database = fresh.database;
-  const logger = pino({ level: process.env.EDGEPLANE_TEST_LOG_LEVEL ?? 'silent' });
-  const deps = createDeps({ config, logger, store: fresh.store });
+async function serveApp(store: Store, database: Config['database'], options: HarnessOptions, logs: Record<string, unknown>[]) {
+  const host = options.host ?? '127.0.0.1';
+  const config = loadConfig({ listen: `${host.includes(':') ? `[${host}]` : host}:0`, tls: 'off', logLevel: 'info', dataDir: os.tmpdir(), trustedProxies: options.trustedProxies?.join(',') });
+  config.database = database;
+  const sink = new Writable({
+    write(chunk, _encoding, callback) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) logs.push(JSON.parse(line));
+      callback();
+    },
+  });
+  const logger = pino({ level: options.logLevel ?? process.env.EDGEPLANE_TEST_LOG_LEVEL ?? 'info' }, sink);
+  const deps = createDeps({ config, logger, store });
   const app = await buildApp(deps);
-  await app.listen({ host: '127.0.0.1', port: 0 });
+  await app.listen({ host, port: 0 });
   const address = app.server.address() as { port: number };
-  config.baseUrl = `http://127.0.0.1:${address.port}`;
+  config.baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+  return { app, deps, config };
+}
+
+export async function startHarness(kind: StoreKind, options: HarnessOptions = {}): Promise<Harness> {
+  const fresh = await freshStore(kind);
+  const logs: Record<string, unknown>[] = [];
+  const { app, deps, config } = await serveApp(fresh.store, fresh.database, options, logs);
+  const databaseUrl = fresh.database.kind === 'sqlite'
+    ? `sqlite:${fresh.database.file}`
+    : `${fresh.database.url}${fresh.database.url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${fresh.schema}`)}`;
   const harness: Harness = {
     kind,
     app,
     deps,
     baseUrl: config.baseUrl,
+    databaseUrl,
+    logs,
     async newAccount() {
       const issued = await deps.accounts.createAccount({ name: `test-${randomBytes(4).toString('hex')}` });
       return new Api(config.baseUrl, issued.token, { accountId: issued.account_id, userId: issued.user_id, keyId: issued.api_key_id }, harness);
+    },
+    async secondInstance() {
+      const store = openStore(fresh.database, { schema: fresh.schema });
+      const second = await serveApp(store, fresh.database, options, []);
+      return { baseUrl: second.config.baseUrl, async close() { await second.app.close(); await store.close(); } };
     },
     async close() {
       await app.close();
@@ -178,12 +222,12 @@ export async function startHarness(kind: StoreKind): Promise<Harness> {
 }
 
 /** Runs the suite once per store, each with its own server. */
-export function describeEachStore(title: string, suite: (h: () => Harness) => void): void {
+export function describeEachStore(title: string, suite: (h: () => Harness) => void, options: HarnessOptions = {}): void {
   for (const kind of storeKinds()) {
     describe(`${title} [${kind}]`, () => {
       let harness: Harness;
       before(async () => {
-        harness = await startHarness(kind);
+        harness = await startHarness(kind, options);
       });
       after(async () => {
         await harness?.close();
