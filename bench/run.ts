@@ -12,6 +12,8 @@ const SEED_PROGRESS_EVERY = 2_500;
 const SEED_CREATED_AT = '2026-01-01T00:00:00Z';
 const WARMUP_SECONDS = 1;
 const TARGET_RATIO = 0.6;
+const RESTRICTION_RULES = 1_000;
+const RESTRICTION_TARGET = 0.9;
 
 interface Settings {
   seconds: number;
@@ -26,6 +28,10 @@ interface Scenario {
   expectedStatus: number;
   /** The edgeplane/bare ratio this scenario should reach, when it has a target. */
   targetRatio?: number;
+  /** Another account's token: the scenario runs as that account. */
+  token?: string;
+  /** Also compare with another scenario's edgeplane rate: its name and the ratio to reach. */
+  versus?: { name: string; target: number };
 }
 
 interface Outcome {
@@ -115,7 +121,7 @@ function cannon(baseUrl: string, headers: Record<string, string>, scenario: Scen
 }
 
 async function runScenario(edgeplane: Edgeplane, bare: BareServer, scenario: Scenario, settings: Settings): Promise<Outcome> {
-  const headers = requestHeaders(edgeplane.token, scenario);
+  const headers = requestHeaders(scenario.token ?? edgeplane.token, scenario);
   const responseBytes = await measureResponse(edgeplane.baseUrl, headers, scenario);
   bare.setBodySize(responseBytes);
 
@@ -131,7 +137,29 @@ const ratioOf = (outcome: Outcome): number => (reqPerSec(outcome.bare) > 0 ? req
 const formatRate = (value: number): string => Math.round(value).toLocaleString('en-US');
 const formatMs = (value: number): string => (Number.isInteger(value) ? String(value) : value.toFixed(2));
 
-function reportScenario(outcome: Outcome, nameWidth: number): void {
+/**
+ * A second account whose enforced `api` IP restriction has RESTRICTION_RULES rules, one of
+ * them allowing loopback, made through the API itself. Returns its token and one key id.
+ */
+async function restrictedAccount(edgeplane: Edgeplane): Promise<{ token: string; keyId: string }> {
+  const api = await edgeplane.harness.newAccount();
+  const ipp = (await api.post('/ip_policies', { description: 'bench' })).json.id as string;
+  const started = performance.now();
+  for (let i = 0; i < RESTRICTION_RULES - 1; i++) {
+    // Deny and allow rules of several prefix lengths, none of them matching loopback.
+    const cidr = i % 3 === 0 ? `2001:db8:${i.toString(16)}::/48` : `10.${(i >> 8) & 0xff}.${i & 0xff}.0/${i % 2 ? 24 : 28}`;
+    const res = await api.post('/ip_policy_rules', { ip_policy_id: ipp, cidr, action: i % 5 === 0 ? 'deny' : 'allow' });
+    if (res.status !== 201) throw new Error(`rule ${cidr}: ${res.status} ${res.text}`);
+    if ((i + 1) % 250 === 0) console.log(`  seeding ip policy rules: ${String(i + 1).padStart(5)} / ${RESTRICTION_RULES}`);
+  }
+  await api.post('/ip_policy_rules', { ip_policy_id: ipp, cidr: '127.0.0.1/32', action: 'allow' });
+  const restriction = await api.post('/ip_restrictions', { type: 'api', enforced: true, ip_policy_ids: [ipp] });
+  if (restriction.status !== 201) throw new Error(`restriction: ${restriction.status} ${restriction.text}`);
+  console.log(`  enforced an api restriction of ${RESTRICTION_RULES} rules in ${Math.round(performance.now() - started)} ms`);
+  return { token: api.token!, keyId: api.info.keyId };
+}
+
+function reportScenario(outcome: Outcome, nameWidth: number, outcomes: readonly Outcome[] = []): void {
   const { scenario, edgeplane, bare } = outcome;
   console.log(
     [
@@ -151,6 +179,11 @@ function reportScenario(outcome: Outcome, nameWidth: number): void {
   if (scenario.targetRatio !== undefined) {
     const met = ratioOf(outcome) >= scenario.targetRatio;
     console.log(`  target ${scenario.targetRatio.toFixed(2)}: ${met ? 'met' : 'NOT met'}`);
+  }
+  const versus = scenario.versus && outcomes.find((o) => o.scenario.name === scenario.versus!.name);
+  if (scenario.versus && versus) {
+    const ratio = reqPerSec(edgeplane) / reqPerSec(versus.edgeplane);
+    console.log(`  versus '${versus.scenario.name}': ratio ${ratio.toFixed(2)}, target ${scenario.versus.target.toFixed(2)}: ${ratio >= scenario.versus.target ? 'met' : 'NOT met'}`);
   }
 }
 
@@ -185,11 +218,20 @@ async function main(): Promise<void> {
     edgeplane = await startEdgeplane();
     bare = await startBareServer();
     const ids = await seedKeys(edgeplane.store, edgeplane.accountId, edgeplane.userId);
+    const restricted = await restrictedAccount(edgeplane);
 
     const scenarios: Scenario[] = [
       { name: 'a. GET /api_keys/{id}', method: 'GET', path: `/api_keys/${ids[Math.floor(ids.length / 2)]}`, expectedStatus: 200, targetRatio: TARGET_RATIO },
       { name: 'b. GET /api_keys?limit=100', method: 'GET', path: '/api_keys?limit=100', expectedStatus: 200 },
       { name: 'c. POST /api_keys', method: 'POST', path: '/api_keys', body: JSON.stringify({ description: 'bench' }), expectedStatus: 201 },
+      {
+        name: `d. GET /api_keys/{id}, ${RESTRICTION_RULES}-rule IP restriction`,
+        method: 'GET',
+        path: `/api_keys/${restricted.keyId}`,
+        expectedStatus: 200,
+        token: restricted.token,
+        versus: { name: 'a. GET /api_keys/{id}', target: RESTRICTION_TARGET },
+      },
     ];
     const nameWidth = Math.max(...scenarios.map((s) => s.name.length));
 
@@ -197,7 +239,7 @@ async function main(): Promise<void> {
     const outcomes: Outcome[] = [];
     for (const scenario of scenarios) {
       const outcome = await runScenario(edgeplane, bare, scenario, settings);
-      reportScenario(outcome, nameWidth);
+      reportScenario(outcome, nameWidth, outcomes);
       outcomes.push(outcome);
     }
     reportSummary(outcomes);
