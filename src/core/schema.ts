@@ -74,3 +74,24 @@ export function errorResponses(...extra: ErrorStatus[]): Record<number, TSchema>
 export function StringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) {
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
 }
+
+/** Response fields every resource with a description has. */
+export function DescribedFields(prefix: string) {
+  return {
+    id: Type.String({ description: `${prefix}_…` }),
+    uri: Uri,
+    created_at: Timestamp,
+    description: Type.String(),
+    metadata: Type.String(),
+  };
+}
+
+/** Create fields every resource with a description takes. */
+export const DescribedCreate = { description: Type.Optional(Description), metadata: Type.Optional(Metadata) };
+/** PATCH fields every resource with a description takes. */
+export const DescribedPatch = { description: Patch(Description), metadata: Patch(Metadata) };
+
+/** The stored description and metadata of a new resource: absent means "". */
+export function describedColumns(body: { description?: string; metadata?: string }): { description: string; metadata: string } {
+  return { description: body.description ?? '', metadata: body.metadata ?? '' };
+}

@@ -2,6 +2,7 @@
 import { errors } from '../../core/errors.js';
 import { newId, randomBase62 } from '../../core/ids.js';
 import type { RequestContext } from '../../core/context.js';
+import { describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/resource.js';
 import { exists } from '../../crud/store.js';
 import type { ApiKeysTable } from '../../db/schema.js';
@@ -42,7 +43,7 @@ export function apiKeysResource(store: Store, auth: Authenticator) {
       const { id, token, secret_hash } = newKeyMaterial();
       return {
         id,
-        row: { owner_id: ownerId, description: body.description ?? '', metadata: body.metadata ?? '', secret_hash },
+        row: { owner_id: ownerId, ...describedColumns(body), secret_hash },
         reveal: { token },
       };
     },

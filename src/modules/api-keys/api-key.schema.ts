@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Body, Description, IdString, Metadata, Nullable, Patch, Timestamp, Uri } from '../../core/schema.js';
+import { Body, DescribedCreate, DescribedPatch, IdString, Nullable, Timestamp, Uri } from '../../core/schema.js';
 
 export const ApiKey = Type.Object({
   id: Type.String({ description: 'ak_…' }),
@@ -12,14 +12,10 @@ export const ApiKey = Type.Object({
 }, { description: 'API key' });
 
 export const ApiKeyCreate = Body({
-  description: Type.Optional(Description),
-  metadata: Type.Optional(Metadata),
+  ...DescribedCreate,
   owner_id: Type.Optional(IdString('usr or bot', 'owning user or bot user')),
 });
 
-export const ApiKeyUpdate = Body({
-  description: Patch(Description),
-  metadata: Patch(Metadata),
-});
+export const ApiKeyUpdate = Body(DescribedPatch);
 
 export type ApiKey = Static<typeof ApiKey>;

@@ -1,6 +1,7 @@
 // IP policies: named sets of rules. Deleting one deletes its rules in the same transaction,
 // unless an IP restriction still uses it (409 naming the restrictions).
 import { errors } from '../../core/errors.js';
+import { describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/resource.js';
 import type { IpPoliciesTable } from '../../db/schema.js';
 import type { Store } from '../../db/store.js';
@@ -17,7 +18,7 @@ export function ipPoliciesResource(store: Store) {
     table: 'ip_policies',
     schemas: { resource: IpPolicy, create: IpPolicyCreate, update: IpPolicyUpdate },
 
-    prepare: (_ctx, body) => ({ row: { description: body.description ?? '', metadata: body.metadata ?? '' } }),
+    prepare: (_ctx, body) => ({ row: describedColumns(body) }),
 
     toApi: (row: IpPoliciesTable) => ({ id: row.id, created_at: row.created_at, description: row.description, metadata: row.metadata }),
 

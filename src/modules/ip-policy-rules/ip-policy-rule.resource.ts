@@ -4,6 +4,7 @@
 import { errors } from '../../core/errors.js';
 import type { RequestContext } from '../../core/context.js';
 import { hasPrefix } from '../../core/ids.js';
+import { describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/resource.js';
 import { exists } from '../../crud/store.js';
 import type { IpPolicyRulesTable } from '../../db/schema.js';
@@ -40,7 +41,7 @@ export function ipPolicyRulesResource(store: Store, onChange: (accountId: string
     immutable: ['ip_policy_id', 'action'],
 
     prepare: (_ctx, body) => ({
-      row: { cidr: canonicalCidr(body.cidr), action: body.action, ip_policy_id: body.ip_policy_id, description: body.description ?? '', metadata: body.metadata ?? '' },
+      row: { cidr: canonicalCidr(body.cidr), action: body.action, ip_policy_id: body.ip_policy_id, ...describedColumns(body) },
     }),
 
     patch(_ctx, body) {

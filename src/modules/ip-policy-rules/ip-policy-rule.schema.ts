@@ -1,30 +1,24 @@
 import { Type } from '@sinclair/typebox';
-import { Body, BoundedString, Description, IdString, Metadata, Patch, Ref, StringEnum, Timestamp, Uri } from '../../core/schema.js';
+import { Body, BoundedString, DescribedCreate, DescribedFields, DescribedPatch, IdString, Patch, Ref, StringEnum } from '../../core/schema.js';
 
 export const RULE_ACTIONS = ['allow', 'deny'] as const;
 const Cidr = BoundedString(64, { description: 'IPv4 or IPv6 network in CIDR notation, e.g. 10.0.0.0/8' });
 
 export const IpPolicyRule = Type.Object({
-  id: Type.String({ description: 'ipr_…' }),
-  uri: Uri,
-  created_at: Timestamp,
-  description: Type.String(),
-  metadata: Type.String(),
+  ...DescribedFields('ipr'),
   cidr: Type.String({ description: 'canonical network form' }),
   ip_policy: Ref,
   action: StringEnum(RULE_ACTIONS),
 }, { description: 'IP policy rule' });
 
 export const IpPolicyRuleCreate = Body({
-  description: Type.Optional(Description),
-  metadata: Type.Optional(Metadata),
+  ...DescribedCreate,
   cidr: Cidr,
   ip_policy_id: IdString('ipp', 'IP policy'),
   action: StringEnum(RULE_ACTIONS, { description: 'allow or deny; deny wins' }),
 });
 
 export const IpPolicyRuleUpdate = Body({
-  description: Patch(Description),
-  metadata: Patch(Metadata),
+  ...DescribedPatch,
   cidr: Patch(Cidr),
 });

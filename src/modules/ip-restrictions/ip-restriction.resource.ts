@@ -3,6 +3,7 @@
 import { errors } from '../../core/errors.js';
 import type { RequestContext } from '../../core/context.js';
 import { hasPrefix } from '../../core/ids.js';
+import { describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/resource.js';
 import { toBool, type IpRestrictionsTable } from '../../db/schema.js';
 import type { Executor, Store } from '../../db/store.js';
@@ -34,7 +35,7 @@ export function ipRestrictionsResource(store: Store, onChange: (accountId: strin
     adminOnlyWrites: 'create, update or delete IP restrictions',
 
     prepare: (_ctx, body) => ({
-      row: { type: body.type, enforced: body.enforced ?? false, description: body.description ?? '', metadata: body.metadata ?? '' } as Omit<Row, 'id' | 'account_id' | 'created_at'>,
+      row: { type: body.type, enforced: body.enforced ?? false, ...describedColumns(body) } as Omit<Row, 'id' | 'account_id' | 'created_at'>,
     }),
 
     async expand(executor, _ctx, rows: Row[]) {

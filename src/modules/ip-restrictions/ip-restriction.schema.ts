@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Body, Description, IdString, Metadata, Patch, Ref, StringEnum, Timestamp, Uri } from '../../core/schema.js';
+import { Body, DescribedCreate, DescribedFields, DescribedPatch, IdString, Patch, Ref, StringEnum } from '../../core/schema.js';
 
 export const RESTRICTION_TYPES = ['dashboard', 'api', 'agent', 'endpoints'] as const;
 export const MAX_POLICIES_PER_RESTRICTION = 50;
@@ -12,27 +12,21 @@ const PolicyIds = Type.Array(IdString('ipp', 'IP policy'), {
 });
 
 export const IpRestriction = Type.Object({
-  id: Type.String({ description: 'ipx_…' }),
-  uri: Uri,
-  created_at: Timestamp,
-  description: Type.String(),
-  metadata: Type.String(),
+  ...DescribedFields('ipx'),
   enforced: Type.Boolean({ description: 'true: refuse traffic the policies do not allow; false: only warn' }),
   type: StringEnum(RESTRICTION_TYPES),
   ip_policies: Type.Array(Ref),
 }, { description: 'IP restriction' });
 
 export const IpRestrictionCreate = Body({
-  description: Type.Optional(Description),
-  metadata: Type.Optional(Metadata),
+  ...DescribedCreate,
   enforced: Type.Optional(Type.Boolean({ description: 'default false: a new restriction only warns until it is enforced' })),
   type: StringEnum(RESTRICTION_TYPES, { description: 'what traffic is restricted; cannot be changed' }),
   ip_policy_ids: PolicyIds,
 });
 
 export const IpRestrictionUpdate = Body({
-  description: Patch(Description),
-  metadata: Patch(Metadata),
+  ...DescribedPatch,
   enforced: Patch(Type.Boolean()),
   ip_policy_ids: Patch(PolicyIds),
 });
