@@ -95,3 +95,8 @@ export const DescribedPatch = { description: Patch(Description), metadata: Patch
 export function describedColumns(body: { description?: string; metadata?: string }): { description: string; metadata: string } {
   return { description: body.description ?? '', metadata: body.metadata ?? '' };
 }
+
+/** The description and metadata changes of a PATCH body: absent or null leaves them. */
+export function describedChanges(body: { description?: string | null; metadata?: string | null }): { description?: string; metadata?: string } {
+  return { ...(body.description != null && { description: body.description }), ...(body.metadata != null && { metadata: body.metadata }) };
+}

@@ -82,6 +82,43 @@ export interface IpRevisionsTable {
   revision: number;
 }
 
+interface BackendBase {
+  id: string;
+  account_id: string;
+  description: string;
+  metadata: string;
+  created_at: string;
+}
+
+export interface TunnelGroupBackendsTable extends BackendBase {
+  /** JSON object of label → value. */
+  labels: string;
+}
+
+export interface HttpResponseBackendsTable extends BackendBase {
+  body: string;
+  /** JSON object of lower-case header name → value. */
+  headers: string;
+  status_code: number;
+}
+
+export interface StaticBackendsTable extends BackendBase {
+  address: string;
+  tls_enabled: SqlBool;
+}
+
+export type FailoverBackendsTable = BackendBase;
+export type WeightedBackendsTable = BackendBase;
+
+/** A failover (ordered) or weighted (weight set) backend's child. */
+export interface BackendLinksTable {
+  parent_id: string;
+  child_id: string;
+  account_id: string;
+  position: number;
+  weight: number | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -92,6 +129,12 @@ export interface Database {
   ip_restrictions: IpRestrictionsTable;
   ip_restriction_policies: IpRestrictionPoliciesTable;
   ip_revisions: IpRevisionsTable;
+  backends_tunnel_group: TunnelGroupBackendsTable;
+  backends_http_response: HttpResponseBackendsTable;
+  backends_static: StaticBackendsTable;
+  backends_failover: FailoverBackendsTable;
+  backends_weighted: WeightedBackendsTable;
+  backend_links: BackendLinksTable;
 }
 
 export function toBool(value: SqlBool): boolean {

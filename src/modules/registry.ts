@@ -2,6 +2,7 @@
 import type { Store } from '../db/store.js';
 import type { Authenticator } from '../http/auth.js';
 import { apiKeysResource } from './api-keys/api-key.resource.js';
+import { backendResources } from './backends/backend.resources.js';
 import { botUsersResource } from './bot-users/bot-user.resource.js';
 import { ipPoliciesResource } from './ip-policies/ip-policy.resource.js';
 import { ipPolicyRulesResource } from './ip-policy-rules/ip-policy-rule.resource.js';
@@ -16,6 +17,7 @@ export function buildResources(store: Store, auth: Authenticator, ipGuard: ApiIp
     ipPolicies: ipPoliciesResource(store),
     ipPolicyRules: ipPolicyRulesResource(store, ipChanged),
     ipRestrictions: ipRestrictionsResource(store, ipChanged),
+    ...backendResources(store),
   };
 }
 

@@ -22,6 +22,11 @@ export const securedResources: SecuredResource[] = [
   { path: '/ip_policies', create: () => ({ description: 'security suite' }), update: { description: 'changed' }, describable: true },
   { path: '/ip_policy_rules', create: async (api) => ({ ip_policy_id: await newPolicy(api), cidr: randomCidr(), action: 'allow' }), update: { description: 'changed' }, describable: true },
   { path: '/ip_restrictions', create: async (api) => ({ type: 'dashboard', ip_policy_ids: [await newPolicy(api)] }), update: { description: 'changed' }, describable: true },
+  { path: '/backends/tunnel_group', create: () => ({ labels: { env: 'prod' } }), update: { description: 'changed' }, describable: true },
+  { path: '/backends/http_response', create: () => ({ body: 'hi', status_code: 200 }), update: { description: 'changed' }, describable: true },
+  { path: '/backends/static', create: () => ({ address: 'app.internal:8080' }), update: { description: 'changed' }, describable: true },
+  { path: '/backends/failover', create: () => ({ backends: [] }), update: { description: 'changed' }, describable: true },
+  { path: '/backends/weighted', create: () => ({ backends: {} }), update: { description: 'changed' }, describable: true },
 ];
 
 async function newPolicy(api: Api): Promise<string> {

@@ -3,6 +3,7 @@ import type { Migration, MigrationProvider } from 'kysely';
 import type { Dialect } from '../store.js';
 import { foundation } from './0001-foundation.js';
 import { ipPolicies } from './0002-ip-policies.js';
+import { backends } from './0003-backends.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -10,6 +11,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
       return {
         '0001-foundation': foundation(dialect),
         '0002-ip-policies': ipPolicies(dialect),
+        '0003-backends': backends(dialect),
       };
     },
   };

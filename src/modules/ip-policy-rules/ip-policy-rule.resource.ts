@@ -4,7 +4,7 @@
 import { errors } from '../../core/errors.js';
 import type { RequestContext } from '../../core/context.js';
 import { hasPrefix } from '../../core/ids.js';
-import { describedColumns } from '../../core/schema.js';
+import { describedChanges, describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/resource.js';
 import { exists } from '../../crud/store.js';
 import type { IpPolicyRulesTable } from '../../db/schema.js';
@@ -44,13 +44,7 @@ export function ipPolicyRulesResource(store: Store, onChange: (accountId: string
       row: { cidr: canonicalCidr(body.cidr), action: body.action, ip_policy_id: body.ip_policy_id, ...describedColumns(body) },
     }),
 
-    patch(_ctx, body) {
-      const changes: Partial<IpPolicyRulesTable> = {};
-      if (body.description != null) changes.description = body.description;
-      if (body.metadata != null) changes.metadata = body.metadata;
-      if (body.cidr != null) changes.cidr = canonicalCidr(body.cidr);
-      return changes;
-    },
+    patch: (_ctx, body): Partial<IpPolicyRulesTable> => ({ ...describedChanges(body), ...(body.cidr != null && { cidr: canonicalCidr(body.cidr) }) }),
 
     toApi: (row: IpPolicyRulesTable, ctx) => ({
       id: row.id,

@@ -1,0 +1,83 @@
+// Validation of the values inside backends that a schema cannot explain well: labels, HTTP
+// headers, addresses, status codes, child lists and weights. Each failure has its own error.
+import net from 'node:net';
+import { errors } from '../../core/errors.js';
+import { MAX_CHILDREN, type Child } from './backend-links.js';
+import { MAX_HEADER_VALUE_BYTES, MAX_HEADERS, MAX_LABEL_KEY_BYTES, MAX_LABEL_VALUE_BYTES, MAX_LABELS, MAX_RESPONSE_BODY_BYTES } from './backend.schema.js';
+
+const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
+// RFC 9110 field-name: a token of tchar
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// Field values: visible characters, spaces and tabs; no CR, LF, NUL or other controls.
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\uffff]*$/;
+const HOST_NAME = /^(?=.{1,253}$)([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+
+export function checkLabels(labels: Record<string, string>): Record<string, string> {
+  const entries = Object.entries(labels);
+  if (entries.length > MAX_LABELS) throw errors.tooManyLabels({ count: entries.length, max: MAX_LABELS });
+  for (const [key, value] of entries) {
+    if (key === '' || bytes(key) > MAX_LABEL_KEY_BYTES) throw errors.invalidLabelKey({ key: key.slice(0, 80), max: MAX_LABEL_KEY_BYTES });
+    if (key.includes('=')) throw errors.labelKeyEquals({ key });
+    if (bytes(value) > MAX_LABEL_VALUE_BYTES) throw errors.labelValueTooLong({ key, max: MAX_LABEL_VALUE_BYTES });
+  }
+  return labels;
+}
+
+/** Header names lower-cased (they are case-insensitive), values without line breaks. */
+export function checkHeaders(headers: Record<string, string>): Record<string, string> {
+  const entries = Object.entries(headers);
+  if (entries.length > MAX_HEADERS) throw errors.tooManyHeaders({ count: entries.length, max: MAX_HEADERS });
+  const out: Record<string, string> = {};
+  for (const [name, value] of entries) {
+    if (!HEADER_NAME.test(name)) throw errors.invalidHeaderName({ name: name.slice(0, 80) });
+    if (!HEADER_VALUE.test(value) || bytes(value) > MAX_HEADER_VALUE_BYTES) throw errors.invalidHeaderValue({ name });
+    const lower = name.toLowerCase();
+    if (Object.hasOwn(out, lower)) throw errors.duplicateHeader({ name: lower });
+    out[lower] = value;
+  }
+  return out;
+}
+
+export function checkResponseBody(body: string): string {
+  if (bytes(body) > MAX_RESPONSE_BODY_BYTES) throw errors.responseBodyTooLarge({ bytes: bytes(body), max: MAX_RESPONSE_BODY_BYTES });
+  return body;
+}
+
+export function checkStatusCode(code: number): number {
+  if (code < 100 || code > 599) throw errors.invalidStatusCode({ value: code });
+  return code;
+}
+
+/** `host:port` with a DNS name, an IPv4 address or a bracketed IPv6 address, port 1–65535. */
+export function checkAddress(address: string): string {
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(address);
+  if (!m) throw errors.invalidAddress({ address, reason: 'is not of the form host:port' });
+  const port = Number(m[3]);
+  if (port < 1 || port > 65535) throw errors.invalidAddress({ address, reason: `has port ${m[3]}, outside 1 to 65535` });
+  if (m[1] !== undefined) {
+    if (net.isIPv6(m[1])) return address;
+    throw errors.invalidAddress({ address, reason: `has '${m[1]}' in brackets, which is not an IPv6 address` });
+  }
+  const host = m[2]!;
+  if (net.isIPv4(host) || (HOST_NAME.test(host) && !/^[\d.]+$/.test(host))) return address;
+  throw errors.invalidAddress({ address, reason: `has '${host}', which is neither a host name nor an IPv4 address` });
+}
+
+export function checkFailoverChildren(ids: readonly string[]): Child[] {
+  if (ids.length > MAX_CHILDREN) throw errors.tooManyChildren({ count: ids.length, max: MAX_CHILDREN });
+  const seen = new Set<string>();
+  for (const id of ids) {
+    if (seen.has(id)) throw errors.duplicateChild({ id });
+    seen.add(id);
+  }
+  return ids.map((id) => ({ id, weight: null }));
+}
+
+export function checkWeightedChildren(weights: Record<string, number>): Child[] {
+  const entries = Object.entries(weights);
+  if (entries.length > MAX_CHILDREN) throw errors.tooManyChildren({ count: entries.length, max: MAX_CHILDREN });
+  for (const [backendId, weight] of entries) {
+    if (weight < 0 || weight > 10000) throw errors.weightOutOfRange({ backendId, weight, min: 0, max: 10000 });
+  }
+  return entries.map(([id, weight]) => ({ id, weight }));
+}
