@@ -16,6 +16,8 @@ export interface Config {
   trustedProxies: string[];
   /** Create a default account with an admin key when the store has no account yet. */
   bootstrap: boolean;
+  /** As configured; main.ts resolves it (or the key file) into the key itself. */
+  masterKey?: string;
 }
 
 /** name → [environment variable, flag, what it sets]; docs/configuration.md describes each. */
@@ -29,6 +31,7 @@ export const SETTINGS = {
   tls: ['EDGEPLANE_TLS', '--tls', '"off" serves plain HTTP (behind a TLS proxy); default on'],
   logLevel: ['EDGEPLANE_LOG_LEVEL', '--log-level', 'fatal, error, warn, info (default), debug, trace or silent'],
   trustedProxies: ['EDGEPLANE_TRUSTED_PROXIES', '--trusted-proxies', 'comma-separated CIDRs of proxies whose X-Forwarded-For is believed'],
+  masterKey: ['EDGEPLANE_MASTER_KEY', '--master-key', '32-byte key (base64 or hex) sealing private keys at rest; default: <data dir>/master.key, created on first start'],
   bootstrap: ['EDGEPLANE_BOOTSTRAP', '--bootstrap', '"off" skips creating the default account on an empty store'],
 } as const;
 
@@ -115,5 +118,5 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
   }
 
   if (problems.length > 0) throw new ConfigError(problems);
-  return { dataDir, database, listen: listen!, baseUrl, tls, logLevel, trustedProxies, bootstrap: bootstrapSwitch === 'on' };
+  return { dataDir, database, listen: listen!, baseUrl, tls, logLevel, trustedProxies, bootstrap: bootstrapSwitch === 'on', masterKey: raw.masterKey };
 }

@@ -1,6 +1,7 @@
 // Explicit wiring: what the app and the jobs are made of. Tests swap parts through overrides.
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { Sealer } from './lib/crypto/sealer.js';
 import { systemClock, type Clock } from './core/time.js';
 import type { Store } from './db/store.js';
 import { Authenticator } from './http/auth.js';
@@ -10,6 +11,7 @@ import { buildResources, type Resources } from './modules/registry.js';
 
 export interface Deps {
   config: Config;
+  sealer: Sealer;
   logger: Logger;
   store: Store;
   clock: Clock;
@@ -19,17 +21,21 @@ export interface Deps {
   resources: Resources;
 }
 
-export function createDeps(base: { config: Config; logger: Logger; store: Store }, overrides: Partial<Pick<Deps, 'clock'>> = {}): Deps {
+export function createDeps(base: { config: Config; logger: Logger; store: Store; masterKey: Buffer }, overrides: Partial<Pick<Deps, 'clock'>> = {}): Deps {
   const clock = overrides.clock ?? systemClock;
   const now = () => clock.now().getTime();
   const auth = new Authenticator(base.store, now);
   const ipGuard = new ApiIpGuard(base.store, now);
+  const sealer = new Sealer(base.masterKey);
   return {
-    ...base,
+    config: base.config,
+    logger: base.logger,
+    store: base.store,
+    sealer,
     clock,
     auth,
     ipGuard,
     accounts: new AccountService(base.store, clock),
-    resources: buildResources(base.store, auth, ipGuard),
+    resources: buildResources({ store: base.store, auth, ipGuard, sealer }),
   };
 }

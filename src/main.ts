@@ -7,6 +7,7 @@ import type { Config } from './config.js';
 import { createDeps, type Deps } from './deps.js';
 import { migrate, openStore } from './db/store.js';
 import { createLogger } from './logger.js';
+import { loadMasterKey } from './master-key.js';
 
 export interface Server {
   app: FastifyInstance;
@@ -34,7 +35,9 @@ export async function startServer(config: Config, options: { logger?: Logger; sa
     await store.close();
     throw error;
   }
-  const deps = createDeps({ config, logger, store });
+  const { key: masterKey, source } = loadMasterKey(config.dataDir, config.masterKey);
+  logger.info({ master_key: source }, 'private keys are sealed with the master key from this source');
+  const deps = createDeps({ config, logger, store, masterKey });
 
   let https: { cert: string; key: string } | undefined;
   let caFile: string | undefined;

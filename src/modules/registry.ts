@@ -1,5 +1,6 @@
 // Every resource kind the API serves. A new kind is one line here.
 import type { Store } from '../db/store.js';
+import type { Sealer } from '../lib/crypto/sealer.js';
 import type { Authenticator } from '../http/auth.js';
 import { apiKeysResource } from './api-keys/api-key.resource.js';
 import { backendResources } from './backends/backend.resources.js';
@@ -9,7 +10,14 @@ import { ipPolicyRulesResource } from './ip-policy-rules/ip-policy-rule.resource
 import type { ApiIpGuard } from './ip-restrictions/api-ip-guard.js';
 import { ipRestrictionsResource } from './ip-restrictions/ip-restriction.resource.js';
 
-export function buildResources(store: Store, auth: Authenticator, ipGuard: ApiIpGuard) {
+export interface ResourceDeps {
+  store: Store;
+  auth: Authenticator;
+  ipGuard: ApiIpGuard;
+  sealer: Sealer;
+}
+
+export function buildResources({ store, auth, ipGuard }: ResourceDeps) {
   const ipChanged = (accountId: string) => ipGuard.invalidate(accountId);
   return {
     apiKeys: apiKeysResource(store, auth),

@@ -1,5 +1,6 @@
 // When the database cannot be reached the API answers 503 with Retry-After, never 500.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { FastifyInstance } from 'fastify';
@@ -18,7 +19,7 @@ describe('store outage', () => {
     // Nothing listens on port 1: every query fails to connect.
     config.database = { kind: 'postgres', url: 'postgres://postgres@127.0.0.1:1/test' };
     store = openStore(config.database);
-    app = await buildApp(createDeps({ config, logger: pino({ level: 'silent' }), store }));
+    app = await buildApp(createDeps({ config, logger: pino({ level: 'silent' }), store, masterKey: randomBytes(32) }));
     await app.listen({ host: '127.0.0.1', port: 0 });
     base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   });

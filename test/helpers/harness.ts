@@ -171,6 +171,9 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+/** One master key for every server of a test run, as instances sharing a database must have. */
+const masterKey = randomBytes(32);
+
 async function serveApp(store: Store, database: Config['database'], options: HarnessOptions, logs: Record<string, unknown>[]) {
   const host = options.host ?? '127.0.0.1';
   const config = loadConfig({ listen: `${host.includes(':') ? `[${host}]` : host}:0`, tls: 'off', logLevel: 'info', dataDir: os.tmpdir(), trustedProxies: options.trustedProxies?.join(',') });
@@ -182,7 +185,7 @@ async function serveApp(store: Store, database: Config['database'], options: Har
     },
   });
   const logger = pino({ level: options.logLevel ?? process.env.EDGEPLANE_TEST_LOG_LEVEL ?? 'info' }, sink);
-  const deps = createDeps({ config, logger, store });
+  const deps = createDeps({ config, logger, store, masterKey });
   const app = await buildApp(deps);
   await app.listen({ host, port: 0 });
   const address = app.server.address() as { port: number };
