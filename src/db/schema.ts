@@ -119,6 +119,46 @@ export interface BackendLinksTable {
   weight: number | null;
 }
 
+export type SshKeyType = 'rsa' | 'ecdsa' | 'ed25519';
+
+export interface SshCertificateAuthoritiesTable {
+  id: string;
+  account_id: string;
+  description: string;
+  metadata: string;
+  created_at: string;
+  key_type: SshKeyType;
+  /** authorized-keys line */
+  public_key: string;
+  /** PKCS#8 PEM sealed with the master key (AES-256-GCM, bound to the CA id). */
+  private_key_sealed: string;
+}
+
+export interface SshHostCertificatesTable {
+  id: string;
+  account_id: string;
+  description: string;
+  metadata: string;
+  created_at: string;
+  ssh_certificate_authority_id: string;
+  public_key: string;
+  key_type: SshKeyType;
+  /** JSON array */
+  principals: string;
+  valid_after: string;
+  valid_until: string;
+  /** uint64 as decimal text */
+  serial: string;
+  certificate: string;
+}
+
+export interface SshUserCertificatesTable extends SshHostCertificatesTable {
+  /** JSON object */
+  critical_options: string;
+  /** JSON object */
+  extensions: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -135,6 +175,9 @@ export interface Database {
   backends_failover: FailoverBackendsTable;
   backends_weighted: WeightedBackendsTable;
   backend_links: BackendLinksTable;
+  ssh_certificate_authorities: SshCertificateAuthoritiesTable;
+  ssh_user_certificates: SshUserCertificatesTable;
+  ssh_host_certificates: SshHostCertificatesTable;
 }
 
 export function toBool(value: SqlBool): boolean {

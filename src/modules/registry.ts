@@ -9,6 +9,8 @@ import { ipPoliciesResource } from './ip-policies/ip-policy.resource.js';
 import { ipPolicyRulesResource } from './ip-policy-rules/ip-policy-rule.resource.js';
 import type { ApiIpGuard } from './ip-restrictions/api-ip-guard.js';
 import { ipRestrictionsResource } from './ip-restrictions/ip-restriction.resource.js';
+import { sshCertificateAuthoritiesResource } from './ssh/ssh-ca.resource.js';
+import { sshCertificateResources } from './ssh/ssh-certificate.resource.js';
 
 export interface ResourceDeps {
   store: Store;
@@ -17,7 +19,7 @@ export interface ResourceDeps {
   sealer: Sealer;
 }
 
-export function buildResources({ store, auth, ipGuard }: ResourceDeps) {
+export function buildResources({ store, auth, ipGuard, sealer }: ResourceDeps) {
   const ipChanged = (accountId: string) => ipGuard.invalidate(accountId);
   return {
     apiKeys: apiKeysResource(store, auth),
@@ -26,6 +28,8 @@ export function buildResources({ store, auth, ipGuard }: ResourceDeps) {
     ipPolicyRules: ipPolicyRulesResource(store, ipChanged),
     ipRestrictions: ipRestrictionsResource(store, ipChanged),
     ...backendResources(store),
+    sshCertificateAuthorities: sshCertificateAuthoritiesResource(store, sealer),
+    ...sshCertificateResources(store, sealer),
   };
 }
 

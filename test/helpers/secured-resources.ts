@@ -1,7 +1,8 @@
 // Every resource route the API serves, for the shared security suite. A new resource kind
 // joins the suite with one line here; test/api/security.test.ts fails while a routed path
 // is missing from this list.
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { authorizedKeysLine, toSshPublicKey } from '../../src/lib/ssh/keys.js';
 import type { Api } from './harness.js';
 
 export interface SecuredResource {
@@ -27,7 +28,21 @@ export const securedResources: SecuredResource[] = [
   { path: '/backends/static', create: () => ({ address: 'app.internal:8080' }), update: { description: 'changed' }, describable: true },
   { path: '/backends/failover', create: () => ({ backends: [] }), update: { description: 'changed' }, describable: true },
   { path: '/backends/weighted', create: () => ({ backends: {} }), update: { description: 'changed' }, describable: true },
+  { path: '/ssh_certificate_authorities', create: () => ({ private_key_type: 'ed25519' }), update: { description: 'changed' }, describable: true },
+  { path: '/ssh_user_certificates', create: async (api) => ({ ssh_certificate_authority_id: await newSshCa(api), public_key: newPublicKey(), principals: ['root'] }), update: { description: 'changed' }, describable: true },
+  { path: '/ssh_host_certificates', create: async (api) => ({ ssh_certificate_authority_id: await newSshCa(api), public_key: newPublicKey(), principals: ['host.example.com'] }), update: { description: 'changed' }, describable: true },
 ];
+
+async function newSshCa(api: Api): Promise<string> {
+  const res = await api.post('/ssh_certificate_authorities', { private_key_type: 'ed25519' });
+  if (res.status !== 201) throw new Error(`could not create an SSH CA: ${res.text}`);
+  return res.json.id;
+}
+
+/** A fresh Ed25519 public key as an authorized-keys line. */
+export function newPublicKey(): string {
+  return authorizedKeysLine(toSshPublicKey(generateKeyPairSync('ed25519').publicKey), 'test@edgeplane');
+}
 
 async function newPolicy(api: Api): Promise<string> {
   const res = await api.post('/ip_policies', {});

@@ -4,6 +4,7 @@ import type { Dialect } from '../store.js';
 import { foundation } from './0001-foundation.js';
 import { ipPolicies } from './0002-ip-policies.js';
 import { backends } from './0003-backends.js';
+import { ssh } from './0004-ssh.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -12,6 +13,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0001-foundation': foundation(dialect),
         '0002-ip-policies': ipPolicies(dialect),
         '0003-backends': backends(dialect),
+        '0004-ssh': ssh(dialect),
       };
     },
   };

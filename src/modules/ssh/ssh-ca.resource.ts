@@ -1,0 +1,75 @@
+// SSH certificate authorities. The key pair is made off the event loop (node:crypto's
+// asynchronous generateKeyPair runs on the thread pool) and before the transaction; the
+// private key is sealed with the master key and never leaves the server.
+import { createPrivateKey, generateKeyPair, type KeyObject } from 'node:crypto';
+import { promisify } from 'node:util';
+import { errors } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import { describedColumns } from '../../core/schema.js';
+import { defineResource } from '../../crud/resource.js';
+import { findById } from '../../crud/store.js';
+import type { SshCertificateAuthoritiesTable } from '../../db/schema.js';
+import type { Executor, Scope, Store } from '../../db/store.js';
+import type { Sealer } from '../../lib/crypto/sealer.js';
+import { authorizedKeysLine, CURVES, toSshPublicKey } from '../../lib/ssh/keys.js';
+import { SshCertificateAuthority, SshCertificateAuthorityCreate, SshCertificateAuthorityUpdate } from './ssh.schema.js';
+
+const generate = promisify(generateKeyPair);
+
+async function newCaKey(type: 'rsa' | 'ecdsa' | 'ed25519', curve: keyof typeof CURVES, bits: number): Promise<KeyObject> {
+  if (type === 'ed25519') return (await generate('ed25519')).privateKey;
+  if (type === 'ecdsa') return (await generate('ec', { namedCurve: CURVES[curve].jwk })).privateKey;
+  return (await generate('rsa', { modulusLength: bits })).privateKey;
+}
+
+/** The CA's private key, unsealed, or undefined when the id is no CA of the account. */
+export async function loadCaKey(executor: Executor, sealer: Sealer, scope: Scope, caId: string): Promise<KeyObject | undefined> {
+  if (!/^sshca_[0-9A-Za-z]{27}$/.test(caId)) return undefined;
+  const row = await findById<SshCertificateAuthoritiesTable>(executor, scope, 'ssh_certificate_authorities', caId);
+  return row ? createPrivateKey(sealer.open(row.private_key_sealed, row.id)) : undefined;
+}
+
+export function sshCertificateAuthoritiesResource(store: Store, sealer: Sealer) {
+  return defineResource(store, {
+    kind: 'ssh_certificate_authority',
+    title: 'SSH certificate authority',
+    prefix: 'sshca',
+    path: '/ssh_certificate_authorities',
+    listKey: 'ssh_certificate_authorities',
+    table: 'ssh_certificate_authorities',
+    schemas: { resource: SshCertificateAuthority, create: SshCertificateAuthorityCreate, update: SshCertificateAuthorityUpdate },
+
+    async prepare(_ctx, body) {
+      const type = body.private_key_type ?? 'ed25519';
+      if (body.key_size !== undefined && type !== 'rsa') throw errors.keySizeNotForType({ type });
+      if (body.elliptic_curve !== undefined && type !== 'ecdsa') throw errors.curveNotForType({ type });
+      const bits = body.key_size ?? 4096;
+      if (bits !== 2048 && bits !== 4096) throw errors.invalidKeySize({ value: bits });
+      const key = await newCaKey(type, body.elliptic_curve ?? 'p256', bits);
+      const id = newId('sshca');
+      const pem = key.export({ type: 'pkcs8', format: 'pem' }) as string;
+      return {
+        id,
+        row: {
+          ...describedColumns(body),
+          key_type: type,
+          public_key: authorizedKeysLine(toSshPublicKey(key)),
+          private_key_sealed: sealer.seal(pem, id),
+        },
+      };
+    },
+
+    toApi: (row: SshCertificateAuthoritiesTable) => ({ id: row.id, created_at: row.created_at, description: row.description, metadata: row.metadata, public_key: row.public_key, key_type: row.key_type }),
+
+    hooks: {
+      async beforeDelete(trx, ctx, row) {
+        let count = 0;
+        for (const table of ['ssh_user_certificates', 'ssh_host_certificates'] as const) {
+          const r = await trx.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', ctx.scope.accountId).where('ssh_certificate_authority_id', '=', row.id).executeTakeFirst();
+          count += Number(r?.n ?? 0);
+        }
+        if (count > 0) throw errors.sshCaInUse({ id: row.id, certificates: count });
+      },
+    },
+  });
+}
