@@ -1,0 +1,156 @@
+// Real OpenSSH for the tests: ssh-keygen to make keys and read certificates, sshd and ssh to
+// log in with them. Everything lives in a temporary directory and on loopback.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+export function tempDir(prefix = 'edgeplane-ssh-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+function run(command: string, args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const res = spawnSync(command, args, { encoding: 'utf8', timeout: 30_000 });
+  return { status: res.status, stdout: res.stdout, stderr: res.stderr };
+}
+
+/** A new key pair made by ssh-keygen: its private key file and its public key line. */
+export function keygen(dir: string, name: string, type: 'ed25519' | 'ecdsa' | 'rsa' | 'dsa', bits?: number): { file: string; publicKey: string } {
+  const file = path.join(dir, name);
+  const res = run('ssh-keygen', ['-q', '-t', type, ...(bits ? ['-b', String(bits)] : []), '-N', '', '-C', name, '-f', file]);
+  if (res.status !== 0) throw new Error(`ssh-keygen -t ${type}: ${res.stderr}`);
+  return { file, publicKey: fs.readFileSync(`${file}.pub`, 'utf8').trim() };
+}
+
+export interface Inspected {
+  type: string;
+  signingCa: string;
+  keyId: string;
+  serial: string;
+  valid: string;
+  principals: string[];
+  criticalOptions: string[];
+  extensions: string[];
+}
+
+/** What `ssh-keygen -L` reads in a certificate line (it also checks the CA's signature). */
+export function inspect(certificate: string): Inspected {
+  const dir = tempDir();
+  try {
+    const file = path.join(dir, 'cert.pub');
+    fs.writeFileSync(file, certificate + '\n');
+    const res = run('ssh-keygen', ['-L', '-f', file]);
+    if (res.status !== 0) throw new Error(`ssh-keygen -L refused the certificate: ${res.stderr}`);
+    const lines = res.stdout.split('\n').slice(1);
+    const value = (label: string) => lines.find((l) => l.trim().startsWith(`${label}:`))?.trim().slice(label.length + 1).trim() ?? '';
+    const block = (label: string) => {
+      const start = lines.findIndex((l) => l.trim().startsWith(`${label}:`));
+      const out: string[] = [];
+      if (start === -1 || value(label) === '(none)') return out;
+      for (const l of lines.slice(start + 1)) {
+        if (!/^\s{16}\S/.test(l)) break;
+        out.push(l.trim());
+      }
+      return out;
+    };
+    return { type: value('Type'), signingCa: value('Signing CA'), keyId: value('Key ID'), serial: value('Serial'), valid: value('Valid'), principals: block('Principals'), criticalOptions: block('Critical Options'), extensions: block('Extensions') };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+export interface Sshd {
+  port: number;
+  log(): string;
+  /** Waits (up to 5 s) until the log matches `pattern` (or satisfies it); the log so far either way. */
+  waitForLog(pattern: RegExp | ((log: string) => boolean)): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** sshd on 127.0.0.1 that trusts user certificates of `trustedUserCa`, as root. */
+export async function startSshd(dir: string, options: { trustedUserCa: string; hostKeyFile: string; hostCertificate?: string }): Promise<Sshd> {
+  fs.mkdirSync('/run/sshd', { recursive: true });
+  const port = await freePort();
+  fs.writeFileSync(path.join(dir, 'trusted-ca.pub'), options.trustedUserCa + '\n');
+  const config = [
+    `Port ${port}`,
+    'ListenAddress 127.0.0.1',
+    `HostKey ${options.hostKeyFile}`,
+    ...(options.hostCertificate ? [`HostCertificate ${path.join(dir, 'host-cert.pub')}`] : []),
+    `TrustedUserCAKeys ${path.join(dir, 'trusted-ca.pub')}`,
+    'AuthorizedKeysFile none',
+    'PasswordAuthentication no',
+    'KbdInteractiveAuthentication no',
+    'PermitRootLogin prohibit-password',
+    'UsePAM no',
+    'StrictModes no',
+    `PidFile ${path.join(dir, 'sshd.pid')}`,
+  ];
+  if (options.hostCertificate) fs.writeFileSync(path.join(dir, 'host-cert.pub'), options.hostCertificate + '\n');
+  const configFile = path.join(dir, 'sshd_config');
+  fs.writeFileSync(configFile, config.join('\n') + '\n');
+  const child = spawn('/usr/sbin/sshd', ['-D', '-e', '-f', configFile]);
+  let log = '';
+  child.stderr.on('data', (c) => (log += c));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`sshd did not start:\n${log}`)), 10_000);
+    const check = () => {
+      if (log.includes('Server listening')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stderr.on('data', check);
+    child.on('exit', (code) => reject(new Error(`sshd exited with ${code}:\n${log}`)));
+  });
+  return {
+    port,
+    log: () => log,
+    async waitForLog(pattern) {
+      const deadline = Date.now() + 5000;
+      const done = typeof pattern === 'function' ? pattern : (l: string) => pattern.test(l);
+      while (!done(log) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+      return log;
+    },
+    stop: () => new Promise((resolve) => {
+      child.removeAllListeners('exit');
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    }),
+  };
+}
+
+/** `ssh root@127.0.0.1 true` with a key and its certificate; the exit status and what ssh said. */
+export function sshLogin(dir: string, port: number, login: { keyFile: string; certificate: string; user?: string; knownHosts?: string }): { status: number | null; stderr: string } {
+  const certFile = `${login.keyFile}-cert.pub`;
+  fs.writeFileSync(certFile, login.certificate + '\n');
+  const knownHostsFile = path.join(dir, `known_hosts-${Math.random().toString(36).slice(2)}`);
+  if (login.knownHosts !== undefined) fs.writeFileSync(knownHostsFile, login.knownHosts + '\n');
+  const res = run('ssh', [
+    '-F', '/dev/null',
+    '-i', login.keyFile,
+    '-o', `CertificateFile=${certFile}`,
+    '-o', 'IdentitiesOnly=yes',
+    '-o', 'BatchMode=yes',
+    '-o', 'ConnectTimeout=10',
+    '-o', login.knownHosts === undefined ? 'StrictHostKeyChecking=no' : 'StrictHostKeyChecking=yes',
+    '-o', `UserKnownHostsFile=${login.knownHosts === undefined ? '/dev/null' : knownHostsFile}`,
+    '-o', 'GlobalKnownHostsFile=/dev/null',
+    '-p', String(port),
+    `${login.user ?? 'root'}@127.0.0.1`,
+    'true',
+  ]);
+  return { status: res.status, stderr: res.stderr };
+}
