@@ -3,6 +3,9 @@ import autocannon from 'autocannon';
 import type { Store } from '../src/db/store.js';
 import type { ApiKeysTable } from '../src/db/schema.js';
 import { newKeyMaterial } from '../src/modules/api-keys/api-key.resource.js';
+import { generateKeyPairSync } from 'node:crypto';
+import { signCertificate } from '../src/lib/ssh/certificate.js';
+import { authorizedKeysLine, toSshPublicKey } from '../src/lib/ssh/keys.js';
 import { startHarness, type Harness } from '../test/helpers/harness.js';
 import { startBareServer, type BareServer } from './bare-server.js';
 
@@ -205,6 +208,43 @@ function reportSummary(outcomes: Outcome[]): void {
   for (const row of rows) console.log(line(row));
 }
 
+/**
+ * SSH certificate signing: certificates per second issued through the API (Ed25519 CA, Ed25519
+ * subject) beside a bare in-process loop that only signs, as the ratio's baseline.
+ */
+async function signingThroughput(edgeplane: Edgeplane, settings: Settings): Promise<void> {
+  const api = await edgeplane.harness.newAccount();
+  const ca = (await api.post('/ssh_certificate_authorities', { private_key_type: 'ed25519' })).json;
+  const subject = generateKeyPairSync('ed25519');
+  const publicKey = authorizedKeysLine(toSshPublicKey(subject.publicKey));
+  const body = JSON.stringify({ ssh_certificate_authority_id: ca.id, public_key: publicKey, principals: ['deploy'] });
+  const scenario: Scenario = { name: 'e. POST /ssh_user_certificates', method: 'POST', path: '/ssh_user_certificates', body, expectedStatus: 201 };
+  const headers = requestHeaders(api.token!, scenario);
+  await measureResponse(edgeplane.baseUrl, headers, scenario);
+  await cannon(edgeplane.baseUrl, headers, scenario, settings.connections, WARMUP_SECONDS);
+  const viaApi = await cannon(edgeplane.baseUrl, headers, scenario, settings.connections, settings.seconds);
+
+  const caKey = generateKeyPairSync('ed25519').privateKey;
+  const caPublic = toSshPublicKey(caKey);
+  const sshSubject = toSshPublicKey(subject.publicKey);
+  const sign = () => signCertificate(caKey, { type: 'user', subject: sshSubject, keyId: 'bench', principals: ['deploy'], validAfter: new Date(), validBefore: new Date(Date.now() + 86_400_000) }, caPublic);
+  for (const end = performance.now() + WARMUP_SECONDS * 1000; performance.now() < end; ) sign();
+  let signed = 0;
+  const started = performance.now();
+  const end = started + settings.seconds * 1000;
+  while (performance.now() < end) {
+    sign();
+    signed++;
+  }
+  const bare = signed / ((performance.now() - started) / 1000);
+  const rate = reqPerSec(viaApi);
+  console.log(`\nSSH signing (Ed25519 CA, Ed25519 subject)`);
+  console.log(`  through the API: ${formatRate(rate)} certificates/s (p99 ${formatMs(viaApi.latency.p99)} ms, non-2xx ${viaApi.non2xx})`);
+  console.log(`  bare signing loop in process: ${formatRate(bare)} certificates/s`);
+  console.log(`  ratio ${(rate / bare).toFixed(2)}`);
+  if (viaApi.non2xx > 0) console.log(`  WARNING: ${viaApi.non2xx} non-2xx responses`);
+}
+
 async function main(): Promise<void> {
   const settings: Settings = {
     seconds: positiveIntFromEnv('BENCH_SECONDS', 5),
@@ -243,6 +283,7 @@ async function main(): Promise<void> {
       outcomes.push(outcome);
     }
     reportSummary(outcomes);
+    await signingThroughput(edgeplane, settings);
   } finally {
     await bare?.close();
     await edgeplane?.harness.close();

@@ -60,8 +60,8 @@ function signatureBlob(ca: KeyObject, caPublic: SshPublicKey, data: Buffer): Buf
   return new SshWriter().string('rsa-sha2-512').string(sign('sha512', data, ca)).toBuffer();
 }
 
-export function signCertificate(ca: KeyObject, request: CertificateRequest): SignedCertificate {
-  const caPublic = toSshPublicKey(ca);
+/** Signs with `ca`; pass its SSH public key when known, to spare deriving it again. */
+export function signCertificate(ca: KeyObject, request: CertificateRequest, caPublic: SshPublicKey = toSshPublicKey(ca)): SignedCertificate {
   const algorithm = `${request.subject.algorithm}-cert-v01@openssh.com`;
   const serial = request.serial ?? randomSerial();
   const principals = new SshWriter();

@@ -11,7 +11,7 @@ import { findById } from '../../crud/store.js';
 import type { SshCertificateAuthoritiesTable } from '../../db/schema.js';
 import type { Executor, Scope, Store } from '../../db/store.js';
 import type { Sealer } from '../../lib/crypto/sealer.js';
-import { authorizedKeysLine, CURVES, toSshPublicKey } from '../../lib/ssh/keys.js';
+import { authorizedKeysLine, CURVES, toSshPublicKey, type SshPublicKey } from '../../lib/ssh/keys.js';
 import { SshCertificateAuthority, SshCertificateAuthorityCreate, SshCertificateAuthorityUpdate } from './ssh.schema.js';
 
 const generate = promisify(generateKeyPair);
@@ -22,11 +22,31 @@ async function newCaKey(type: 'rsa' | 'ecdsa' | 'ed25519', curve: keyof typeof C
   return (await generate('rsa', { modulusLength: bits })).privateKey;
 }
 
+export interface CaKey {
+  key: KeyObject;
+  publicKey: SshPublicKey;
+}
+
+// Unsealing and parsing a CA key costs more than signing with it, and a CA's key never changes:
+// keep the parsed keys of recently used CAs, keyed by id and sealed value. The row is still
+// read on every use, so a deleted CA or another account's id is never served from here.
+const CA_KEY_CACHE_SIZE = 1000;
+const caKeys = new Map<string, CaKey>();
+
 /** The CA's private key, unsealed, or undefined when the id is no CA of the account. */
-export async function loadCaKey(executor: Executor, sealer: Sealer, scope: Scope, caId: string): Promise<KeyObject | undefined> {
+export async function loadCaKey(executor: Executor, sealer: Sealer, scope: Scope, caId: string): Promise<CaKey | undefined> {
   if (!/^sshca_[0-9A-Za-z]{27}$/.test(caId)) return undefined;
   const row = await findById<SshCertificateAuthoritiesTable>(executor, scope, 'ssh_certificate_authorities', caId);
-  return row ? createPrivateKey(sealer.open(row.private_key_sealed, row.id)) : undefined;
+  if (!row) return undefined;
+  const cacheKey = `${row.id}:${row.private_key_sealed}`;
+  let ca = caKeys.get(cacheKey);
+  if (!ca) {
+    const key = createPrivateKey(sealer.open(row.private_key_sealed, row.id));
+    ca = { key, publicKey: toSshPublicKey(key) };
+    if (caKeys.size >= CA_KEY_CACHE_SIZE) caKeys.delete(caKeys.keys().next().value!);
+    caKeys.set(cacheKey, ca);
+  }
+  return ca;
 }
 
 export function sshCertificateAuthoritiesResource(store: Store, sealer: Sealer) {

@@ -48,7 +48,7 @@ async function issue(store: Store, sealer: Sealer, ctx: RequestContext, type: Ce
   const ca = await loadCaKey(store.db, sealer, ctx.scope, body.ssh_certificate_authority_id);
   if (!ca) throw errors.sshCaNotFound({ id: body.ssh_certificate_authority_id });
   const id = newId(prefix);
-  const cert = signCertificate(ca, { type, subject, keyId: id, principals, validAfter: after, validBefore: until, criticalOptions: options, extensions: exts });
+  const cert = signCertificate(ca.key, { type, subject, keyId: id, principals, validAfter: after, validBefore: until, criticalOptions: options, extensions: exts }, ca.publicKey);
   return {
     id,
     row: {
