@@ -21,9 +21,17 @@ const leafHooks = {
 
 type Parent = BaseRow & { description: string; metadata: string; children?: Child[] };
 
-/** Failover and weighted backends: `backends` lives in backend_links, checked in the transaction. */
-function parentParts(toChildren: (value: never) => Child[]) {
+/**
+ * What failover and weighted backends share: `backends` lives in backend_links. The child list
+ * is checked before the transaction on create (bad values cost no database work), and against
+ * the account and for cycles inside it.
+ */
+function parentBackend<V>(toChildren: (value: V) => Child[]) {
   return {
+    prepare: (_ctx: RequestContext, body: { backends?: V; description?: string; metadata?: string }) => {
+      if (body.backends !== undefined) toChildren(body.backends);
+      return { row: describedColumns(body) };
+    },
     virtualFields: ['backends'] as const,
     async expand<R extends Parent>(executor: Executor, _ctx: RequestContext, rows: R[]) {
       const children = await readChildren(executor, rows.map((r) => r.id));
@@ -33,19 +41,11 @@ function parentParts(toChildren: (value: never) => Child[]) {
       ...leafHooks,
       async afterWrite(trx: Trx, ctx: RequestContext, row: { id: string }, body: Record<string, unknown>) {
         if (body.backends === undefined || body.backends === null) return;
-        const children = toChildren(body.backends as never);
+        const children = toChildren(body.backends as V);
         await checkChildren(trx, ctx.scope, row.id, children);
         await writeChildren(trx, ctx.scope, row.id, children);
       },
     },
-  };
-}
-
-/** Checks the child list before the transaction, so that bad values cost no database work. */
-function prepareParent(toChildren: (value: never) => Child[]) {
-  return (_ctx: RequestContext, body: { backends?: unknown; description?: string; metadata?: string }) => {
-    if (body.backends !== undefined) toChildren(body.backends as never);
-    return { row: describedColumns(body) };
   };
 }
 
@@ -112,7 +112,6 @@ export function backendResources(store: Store) {
     hooks: leafHooks,
   });
 
-  const failoverChildren = (ids: string[]) => checkFailoverChildren(ids);
   const failover = defineResource(store, {
     kind: 'failover_backend',
     title: 'failover backend',
@@ -121,12 +120,10 @@ export function backendResources(store: Store) {
     listKey: 'backends',
     table: 'backends_failover',
     schemas: { resource: S.FailoverBackend, create: S.FailoverBackendCreate, update: S.FailoverBackendUpdate },
-    prepare: prepareParent(failoverChildren as (v: never) => Child[]),
-    ...parentParts(failoverChildren as (v: never) => Child[]),
+    ...parentBackend(checkFailoverChildren),
     toApi: (row: FailoverBackendsTable & { children?: Child[] }) => ({ ...described(row), backends: (row.children ?? []).map((c) => c.id) }),
   });
 
-  const weightedChildren = (weights: Record<string, number>) => checkWeightedChildren(weights);
   const weighted = defineResource(store, {
     kind: 'weighted_backend',
     title: 'weighted backend',
@@ -135,8 +132,7 @@ export function backendResources(store: Store) {
     listKey: 'backends',
     table: 'backends_weighted',
     schemas: { resource: S.WeightedBackend, create: S.WeightedBackendCreate, update: S.WeightedBackendUpdate },
-    prepare: prepareParent(weightedChildren as (v: never) => Child[]),
-    ...parentParts(weightedChildren as (v: never) => Child[]),
+    ...parentBackend(checkWeightedChildren),
     toApi: (row: WeightedBackendsTable & { children?: Child[] }) => ({ ...described(row), backends: Object.fromEntries((row.children ?? []).map((c) => [c.id, c.weight ?? 0])) }),
   });
 

@@ -1,6 +1,8 @@
 // The account's IP revision: bumped in the transaction of every change that can alter which
 // addresses a restriction allows, so every instance knows when to recompile its matcher.
 import { sql } from 'kysely';
+import { errors } from '../../core/errors.js';
+import { hasPrefix } from '../../core/ids.js';
 import type { Executor, Scope } from '../../db/store.js';
 
 export async function bumpIpRevision(executor: Executor, scope: Scope): Promise<void> {
@@ -27,4 +29,13 @@ export async function restrictionsUsing(executor: Executor, scope: Scope, policy
     .orderBy('r.id')
     .execute();
   return rows.map((r) => r.id);
+}
+
+/** Refuses (400 naming the first) any id in `ids` that is not an IP policy of the account. */
+export async function requirePolicies(executor: Executor, scope: Scope, field: string, ids: readonly string[]): Promise<void> {
+  const wellFormed = ids.filter((id) => hasPrefix(id, 'ipp'));
+  const found = wellFormed.length === 0 ? [] : await executor.selectFrom('ip_policies').select('id').where('account_id', '=', scope.accountId).where('id', 'in', wellFormed).execute();
+  const known = new Set(found.map((r) => r.id));
+  const missing = ids.find((id) => !known.has(id));
+  if (missing !== undefined) throw errors.ipPolicyNotFound({ field, id: missing });
 }

@@ -3,14 +3,12 @@
 // decides who may reach the account, so only admins may change those.
 import { errors } from '../../core/errors.js';
 import type { RequestContext } from '../../core/context.js';
-import { hasPrefix } from '../../core/ids.js';
 import { describedChanges, describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/resource.js';
-import { exists } from '../../crud/store.js';
 import type { IpPolicyRulesTable } from '../../db/schema.js';
 import type { Executor, Store } from '../../db/store.js';
 import { parseCidr } from '../../lib/ip/cidr.js';
-import { bumpIpRevision, restrictionsUsing } from '../ip-policies/ip-revision.js';
+import { bumpIpRevision, requirePolicies, restrictionsUsing } from '../ip-policies/ip-revision.js';
 import { IpPolicyRule, IpPolicyRuleCreate, IpPolicyRuleUpdate } from './ip-policy-rule.schema.js';
 
 /** The canonical form of a CIDR, or the 400 that says what is wrong with it. */
@@ -58,9 +56,7 @@ export function ipPolicyRulesResource(store: Store, onChange: (accountId: string
 
     hooks: {
       async beforeCreate(trx, ctx, row) {
-        if (!hasPrefix(row.ip_policy_id, 'ipp') || !(await exists(trx, ctx.scope, 'ip_policies', row.ip_policy_id))) {
-          throw errors.ipPolicyNotFound({ field: 'ip_policy_id', id: row.ip_policy_id });
-        }
+        await requirePolicies(trx, ctx.scope, 'ip_policy_id', [row.ip_policy_id]);
         await requireAdminIfEnforcing(trx, ctx, row.ip_policy_id);
       },
       async beforeUpdate(trx, ctx, current) {

@@ -1,25 +1,14 @@
 // IP restrictions: at most one per type and account, each naming the IP policies that decide
 // which addresses may pass. The `api` type is enforced on this API (see api-ip-guard.ts).
 import { errors } from '../../core/errors.js';
-import type { RequestContext } from '../../core/context.js';
-import { hasPrefix } from '../../core/ids.js';
 import { describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/resource.js';
 import { toBool, type IpRestrictionsTable } from '../../db/schema.js';
-import type { Executor, Store } from '../../db/store.js';
-import { bumpIpRevision } from '../ip-policies/ip-revision.js';
+import type { Store } from '../../db/store.js';
+import { bumpIpRevision, requirePolicies } from '../ip-policies/ip-revision.js';
 import { IpRestriction, IpRestrictionCreate, IpRestrictionUpdate } from './ip-restriction.schema.js';
 
 type Row = IpRestrictionsTable & { ip_policy_ids?: string[] };
-
-async function checkPolicies(executor: Executor, ctx: RequestContext, ids: readonly string[] | null | undefined): Promise<void> {
-  if (!ids) return;
-  const wellFormed = ids.filter((id) => hasPrefix(id, 'ipp'));
-  const found = wellFormed.length === 0 ? [] : await executor.selectFrom('ip_policies').select('id').where('account_id', '=', ctx.scope.accountId).where('id', 'in', wellFormed).execute();
-  const known = new Set(found.map((r) => r.id));
-  const missing = ids.find((id) => !known.has(id));
-  if (missing !== undefined) throw errors.ipPolicyNotFound({ field: 'ip_policy_ids', id: missing });
-}
 
 export function ipRestrictionsResource(store: Store, onChange: (accountId: string) => void) {
   return defineResource(store, {
@@ -67,7 +56,7 @@ export function ipRestrictionsResource(store: Store, onChange: (accountId: strin
       async afterWrite(trx, ctx, row, body) {
         const ids = body.ip_policy_ids as string[] | null | undefined;
         if (ids) {
-          await checkPolicies(trx, ctx, ids);
+          await requirePolicies(trx, ctx.scope, 'ip_policy_ids', ids);
           await trx.deleteFrom('ip_restriction_policies').where('ip_restriction_id', '=', row.id).execute();
           await trx.insertInto('ip_restriction_policies').values(ids.map((id, position) => ({ ip_restriction_id: row.id, ip_policy_id: id, position }))).execute();
         }
