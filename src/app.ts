@@ -33,7 +33,7 @@ export async function buildApp(deps: Deps, options: { https?: { cert: string; ke
   registerProtocol(app, { auth: deps.auth, ipGuard: deps.ipGuard, clock: deps.clock, baseUrl });
   registerErrorHandling(app);
   await registerOpenApi(app, baseUrl);
-  for (const resource of Object.values(deps.resources)) registerResourceRoutes(app, resource as never);
+  for (const resource of Object.values(deps.resources)) registerResourceRoutes(app, resource);
   await app.ready();
   return app;
 }

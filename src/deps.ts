@@ -4,7 +4,7 @@ import type { Config } from './config.js';
 import { Sealer } from './lib/crypto/sealer.js';
 import { systemClock, type Clock } from './core/time.js';
 import type { Store } from './db/store.js';
-import { Authenticator } from './http/auth.js';
+import { KeyAuthenticator } from './modules/api-keys/api-key.auth.js';
 import { AccountService } from './modules/accounts/account.service.js';
 import { ApiIpGuard } from './modules/ip-restrictions/api-ip-guard.js';
 import { buildResources, type Resources } from './modules/registry.js';
@@ -15,7 +15,7 @@ export interface Deps {
   logger: Logger;
   store: Store;
   clock: Clock;
-  auth: Authenticator;
+  auth: KeyAuthenticator;
   ipGuard: ApiIpGuard;
   accounts: AccountService;
   resources: Resources;
@@ -24,7 +24,7 @@ export interface Deps {
 export function createDeps(base: { config: Config; logger: Logger; store: Store; masterKey: Buffer }, overrides: Partial<Pick<Deps, 'clock'>> = {}): Deps {
   const clock = overrides.clock ?? systemClock;
   const now = () => clock.now().getTime();
-  const auth = new Authenticator(base.store, now);
+  const auth = new KeyAuthenticator(base.store, now);
   const ipGuard = new ApiIpGuard(base.store, now);
   const sealer = new Sealer(base.masterKey);
   return {

@@ -1,6 +1,11 @@
 // Who is calling, for which account: built by the auth hook, handed to every service call.
-import type { Scope } from '../db/store.js';
-import type { Role } from '../db/schema.js';
+
+/** The account a request acts for. Every query on account-owned rows takes it. */
+export interface Scope {
+  readonly accountId: string;
+}
+
+export type Role = 'admin' | 'developer' | 'read_only';
 
 export interface Principal {
   /** usr_… or bot_… */
@@ -9,11 +14,27 @@ export interface Principal {
   readonly role: Role;
 }
 
-export interface RequestContext {
+/** What authentication establishes about a request. */
+export interface Authenticated {
   readonly scope: Scope;
   readonly principal: Principal;
   /** The API key that authenticated the request. */
   readonly keyId: string;
+}
+
+export interface RequestContext extends Authenticated {
   readonly baseUrl: string;
   readonly now: Date;
+}
+
+/** Establishes who calls: synchronous for a cached key, a promise when the store must be read. */
+export interface Authenticator {
+  authenticate(authorization: string | undefined): Authenticated | Promise<Authenticated>;
+}
+
+/** The account's `api` IP restriction's word on a caller's address. */
+export type Verdict = { allowed: true } | { allowed: false; enforced: boolean; restrictionId: string };
+
+export interface IpScreen {
+  check(scope: Scope, ip: string): Verdict | Promise<Verdict>;
 }

@@ -32,6 +32,8 @@ function entry<A = void>(code: number, status: number, meaning: string, message:
 }
 
 const list = (values: readonly string[]) => values.join(', ');
+/** At most ten values, then how many more. */
+const shortList = (values: readonly string[]) => (values.length <= 10 ? list(values) : `${list(values.slice(0, 10))} and ${values.length - 10} more`);
 const bearer = () => ({ 'WWW-Authenticate': 'Bearer realm="edgeplane"' });
 
 export const catalogue = {
@@ -76,8 +78,16 @@ export const catalogue = {
     (a) => `page size limit must be a whole number between 1 and 100; got '${a.value}'.`),
   invalidBeforeId: entry<{ value: string; prefix: string }>(234, 400, 'before_id is not an identifier of the listed kind.',
     (a) => `before_id '${a.value}' is not a valid identifier here; expected an ID with a prefix of '${a.prefix}_'.`),
-  beforeIdNotFound: entry<{ value: string; title: string }>(236, 400, 'before_id names no resource of the listed kind in this account.',
-    (a) => `before_id '${a.value}' is not a ${a.title} of this account; follow next_page_uri from a previous page.`),
+  beforeIdTwice: entry(238, 400, 'before_id and beforeId are both given.',
+    () => 'before_id and beforeId are the same parameter (beforeId is accepted for the official TypeScript client); give only one.'),
+  idMismatch: entry<{ sent: string; path: string }>(255, 400, 'The id in the body of an update is not the id in the path.',
+    (a) => `The body names id '${a.sent.slice(0, 80)}' but the path names '${a.path}'; send the id of the resource you update, or leave it out.`),
+  moduleIdMismatch: entry<{ field: string; sent: string; path: string }>(256, 400, 'A wrapped module body names another resource than its path.',
+    (a) => `The body's ${a.field} '${a.sent.slice(0, 80)}' is not the ${a.field} in the path ('${a.path}'); send the module for the resource in the path.`),
+  conflict: entry<{ title: string; reason: string }>(257, 409, 'The change conflicts with data stored at the same time; nothing was written.',
+    (a) => `The ${a.title} was not written because ${a.reason}; nothing was changed. Check the request and retry.`),
+  resourceInUse: entry<{ title: string; id: string; referrers: readonly string[] }>(258, 409, 'The resource is still used by other resources and cannot be deleted.',
+    (a) => `${a.title} ${a.id} is still used by ${shortList(a.referrers)}; remove it from there first.`),
 
   // Routing
   invalidPathId: entry<{ value: string; title: string; prefix: string }>(222, 404, 'The id in the path is not a valid identifier of that kind of resource.',
@@ -132,7 +142,7 @@ export const catalogue = {
   duplicateRule: entry<{ cidr: string; policyId: string }>(1408, 409, 'The IP policy already has a rule for that CIDR.',
     (a) => `IP policy ${a.policyId} already has a rule for ${a.cidr}; change that rule instead.`),
   ipPolicyInUse: entry<{ id: string; restrictions: readonly string[] }>(1420, 409, 'The IP policy is still used by an IP restriction and cannot be deleted.',
-    (a) => `IP policy ${a.id} is still used by IP restriction ${list(a.restrictions)}; remove it from there first.`),
+    (a) => `IP policy ${a.id} is still used by IP restriction ${shortList(a.restrictions)}; remove it from there first.`),
   restrictionTypeTaken: entry<{ type: string; id?: string }>(1802, 409, 'The account already has an IP restriction of that type.',
     (a) => `The account already has an IP restriction of type '${a.type}'${a.id ? ` (${a.id})` : ''}; update that one instead.`),
 
@@ -140,7 +150,7 @@ export const catalogue = {
   backendNotFound: entry<{ field: string; id: string }>(6501, 400, 'A referenced backend does not exist in this account.',
     (a) => `${a.field} names '${a.id}', which is not a backend (bkdtg_, bkdhr_, bkdsc_, bkdfo_ or bkdwd_) of this account.`),
   backendInUse: entry<{ id: string; referrers: readonly string[] }>(6502, 409, 'The backend is still used by another backend or an edge and cannot be deleted.',
-    (a) => `Backend ${a.id} is still used by ${list(a.referrers)}; remove it from there first.`),
+    (a) => `Backend ${a.id} is still used by ${shortList(a.referrers)}; remove it from there first.`),
   invalidAddress: entry<{ address: string; reason: string }>(6505, 400, 'address is not host:port with a port from 1 to 65535.',
     (a) => `address '${a.address}' ${a.reason}; give it as host:port, e.g. 'app.internal:8080' or '[2001:db8::1]:443'.`),
   tooManyLabels: entry<{ count: number; max: number }>(6508, 400, 'A tunnel-group backend has more labels than allowed.',
@@ -187,8 +197,8 @@ export const catalogue = {
     (a) => `public_key ${a.reason}.`),
   invalidValidity: entry<{ validAfter: string; validUntil: string }>(1962, 400, 'valid_until is not after valid_after.',
     (a) => `valid_until ${a.validUntil} must be after valid_after ${a.validAfter}.`),
-  sshCaInUse: entry<{ id: string; certificates: number }>(1964, 409, 'The SSH CA has signed certificates that still exist.',
-    (a) => `SSH certificate authority ${a.id} has signed ${a.certificates} certificate(s) that still exist; delete them first.`),
+  sshCaInUse: entry<{ id: string; certificates: readonly string[] }>(1964, 409, 'The SSH CA has signed certificates that still exist.',
+    (a) => `SSH certificate authority ${a.id} has signed ${a.certificates.length} certificate(s) that still exist (${shortList(a.certificates)}); delete them first.`),
   unknownCriticalOption: entry<{ name: string }>(1965, 400, 'critical_options names an option other than force-command and source-address.',
     (a) => `critical option '${a.name}' is not supported; the defined ones are force-command and source-address.`),
   invalidSourceAddress: entry<{ value: string; entry: string }>(1967, 400, 'The source-address critical option is not a comma-separated list of addresses and CIDRs.',

@@ -1,6 +1,6 @@
 // Shared schema atoms. A TypeBox schema is at once the validator, the TypeScript type, the
 // response serializer (a whitelist) and the OpenAPI document.
-import { Type, type TSchema, type TObject, type TProperties } from '@sinclair/typebox';
+import { Type, type Static, type TSchema, type TObject, type TProperties } from '@sinclair/typebox';
 
 /** UTF-8 byte limit checked by the `x-max-bytes` validator keyword (maxLength counts characters). */
 export function BoundedString(maxBytes: number, options: Record<string, unknown> = {}) {
@@ -23,6 +23,7 @@ export const Timestamp = Type.String({ format: 'date-time', description: 'RFC 33
 export const Uri = Type.String({ description: 'absolute address' });
 
 export const Ref = Type.Object({ id: Type.String(), uri: Uri }, { additionalProperties: false, description: 'reference to a resource' });
+export type Ref = Static<typeof Ref>;
 
 /** A request body object: unknown fields are refused. */
 export const Body = <P extends TProperties>(properties: P, options: Record<string, unknown> = {}) =>
@@ -31,7 +32,8 @@ export const Body = <P extends TProperties>(properties: P, options: Record<strin
 export const ListQuery = Type.Object(
   {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'page size, 1 to 100 (default 100)' })),
-    before_id: Type.Optional(Type.String({ maxLength: ID_MAX_LENGTH, description: 'return items older than this id' })),
+    before_id: Type.Optional(Type.String({ maxLength: ID_MAX_LENGTH, description: 'a position: return items older than this id, which need not still exist' })),
+    beforeId: Type.Optional(Type.String({ maxLength: ID_MAX_LENGTH, description: 'the same as before_id (the official TypeScript client sends it); give only one' })),
   },
   { additionalProperties: false },
 );

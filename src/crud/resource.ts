@@ -1,207 +1,256 @@
-// The generic core: a resource kind is declared once (prefix, path, table, schemas, hooks) and
-// gets create / get / list / update / delete with every convention of the API: scoped queries,
-// one transaction per mutation, pagination, "PATCH changes only what is present", immutable
-// fields, 404 for ids of other accounts and wrong prefixes.
-import type { Static, TObject } from '@sinclair/typebox';
-import type { Transaction } from 'kysely';
-import { errors } from '../core/errors.js';
-import { hasPrefix, newId } from '../core/ids.js';
+// The generic service: a resource kind's definition becomes create / get / list / update /
+// delete with every convention of the API: account-scoped queries, one transaction per mutation,
+// pagination by position, "PATCH changes only what is present", references checked in the
+// transaction, referrers refused or removed on delete, 404 for ids of other accounts and wrong
+// prefixes, and one authorization decision per operation.
+import type { Static } from '@sinclair/typebox';
 import type { RequestContext } from '../core/context.js';
+import { ApiError, errors } from '../core/errors.js';
+import { hasPrefix, newId } from '../core/ids.js';
 import { rfc3339 } from '../core/time.js';
-import type { Database } from '../db/schema.js';
+import { ScopedDb, type RowOf } from '../db/scoped.js';
 import { read, withTx, type Executor, type Store } from '../db/store.js';
-import { deleteById, findById, insert, listPage, updateById, type BaseRow, type TableName } from './store.js';
+import { isWrite, type AnyDefinition, type LinkField, type LinkItem, type Operation, type ResourceDefinition, type ResourceSchemas, type ResourceTable, type View } from './definition.js';
 
-export type Trx = Transaction<Database>;
-export type Operation = 'create' | 'get' | 'list' | 'update' | 'delete';
-
-export interface ResourceSchemas {
-  resource: TObject;
-  create: TObject;
-  update: TObject;
-}
-
-export interface ResourceDefinition<Row extends BaseRow, S extends ResourceSchemas> {
-  /** snake_case singular, used in operation ids: `api_key.create`. */
-  kind: string;
-  /** Human name used in messages: "API key". */
-  title: string;
-  prefix: string;
-  path: string;
-  listKey: string;
-  table: TableName;
-  schemas: S;
-  /** Fields accepted at creation that a PATCH may not send (400 fieldNotUpdatable). */
-  immutable?: readonly string[];
-  /** Body fields that are not columns of the table: the hooks store them (join tables). */
-  virtualFields?: readonly string[];
-  /** When set, only admins may create, update or delete; the text completes "Only admins may …". */
-  adminOnlyWrites?: string;
-  /**
-   * The columns of a new row from the create body. Runs before the transaction: slow or
-   * non-database work (key generation, hashing) belongs here. `reveal` is merged into the
-   * create response only (a token shown once).
-   */
-  prepare(ctx: RequestContext, body: Static<S['create']>): Promise<Prepared<Row>> | Prepared<Row>;
-  /** Columns to change from a PATCH body; by default every non-null field of the same name. */
-  patch?(ctx: RequestContext, body: Static<S['update']>, current: Row): Partial<Row>;
-  /** Adds what lives outside the row (join tables) to rows about to be shown; one call per page. */
-  expand?(executor: Executor, ctx: RequestContext, rows: Row[]): Promise<Row[]>;
-  /** The API shape of a row; `uri` is added by the core. */
-  toApi(row: Row, ctx: RequestContext): Omit<Static<S['resource']>, 'uri'>;
-  hooks?: {
-    /** Checks that need the database, inside the transaction (references exist, conflicts). */
-    beforeCreate?(trx: Trx, ctx: RequestContext, row: Row): Promise<void>;
-    beforeUpdate?(trx: Trx, ctx: RequestContext, current: Row, changes: Partial<Row>): Promise<void>;
-    /** After the row is written, in the same transaction: join rows, revision counters. */
-    afterWrite?(trx: Trx, ctx: RequestContext, row: Row, body: Record<string, unknown>, operation: 'create' | 'update'): Promise<void>;
-    /** Refuse (409 naming referrers) or delete dependants in the same transaction. */
-    beforeDelete?(trx: Trx, ctx: RequestContext, row: Row): Promise<void>;
-    /** Row-level permission on update and delete (role checks are done before). */
-    authorize?(ctx: RequestContext, operation: 'update' | 'delete', row: Row): void;
-    /** After a successful commit: cache invalidation and the like. */
-    afterCommit?(ctx: RequestContext, operation: 'create' | 'update' | 'delete', row: Row): void;
-    /** Translate a unique violation of this table into the resource's own 409. */
-    onUniqueViolation?(target: string, row: Partial<Row>): Error | undefined;
-  };
-}
-
-export interface Prepared<Row> {
-  row: Omit<Row, 'id' | 'account_id' | 'created_at'>;
-  reveal?: Record<string, unknown>;
-  /** A pre-allocated id, when prepare needed it (an API key's token embeds its id). */
-  id?: string;
-}
+export type { ResourceSchemas };
+import { readLinks, writeLinks, type Kinds } from './kinds.js';
 
 export interface ListQueryInput {
   limit?: number;
   before_id?: string;
+  beforeId?: string;
 }
 
-export interface Resource<Row extends BaseRow = BaseRow, S extends ResourceSchemas = ResourceSchemas> {
-  readonly definition: ResourceDefinition<Row, S>;
-  uri(ctx: { baseUrl: string }, id: string): string;
-  create(ctx: RequestContext, body: Static<S['create']>): Promise<Static<S['resource']>>;
-  get(ctx: RequestContext, rawId: string): Promise<Static<S['resource']>>;
-  list(ctx: RequestContext, query: ListQueryInput): Promise<Record<string, unknown>>;
-  update(ctx: RequestContext, rawId: string, body: Static<S['update']>): Promise<Static<S['resource']>>;
-  remove(ctx: RequestContext, rawId: string): Promise<void>;
-  /** The row, or 404 when the id is malformed, of another prefix, or not in this account. */
-  load(executor: Trx | Store['db'], ctx: RequestContext, rawId: string): Promise<Row>;
+/** The path's ids: the resource's own and, for a kind under a parent, the parent's. */
+export interface PathIds {
+  id?: string;
+  parentId?: string;
 }
 
-function defaultPatch(body: Record<string, unknown>, virtualFields: readonly string[]): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(body).filter(([k, v]) => v !== null && v !== undefined && !virtualFields.includes(k)));
+export interface Resource<S extends ResourceSchemas = ResourceSchemas> {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- services of every kind are registered alike
+  readonly definition: ResourceDefinition<any, S, any>;
+  create(ctx: RequestContext, body: Static<S['create']>, path?: PathIds): Promise<Static<S['resource']>>;
+  get(ctx: RequestContext, path: PathIds): Promise<Static<S['resource']>>;
+  list(ctx: RequestContext, query: ListQueryInput, path?: PathIds): Promise<ListPage<S>>;
+  update(ctx: RequestContext, path: PathIds, body: Static<S['update']> & { id?: string }): Promise<Static<S['resource']>>;
+  remove(ctx: RequestContext, path: PathIds): Promise<void>;
 }
 
-export function defineResource<Row extends BaseRow, S extends ResourceSchemas>(store: Store, definition: ResourceDefinition<Row, S>): Resource<Row, S> {
-  const { table, prefix, title, hooks = {} } = definition;
+/** A list response: the page under the kind's list key, `uri` and `next_page_uri`. */
+export type ListPage<S extends ResourceSchemas> = Record<string, Static<S['resource']>[] | string | null>;
 
-  const checkId = (rawId: string) => {
-    if (!hasPrefix(rawId, prefix)) throw errors.invalidPathId({ value: rawId, title, prefix });
-    return rawId;
+type Row = { id: string; account_id: string; created_at: string } & Record<string, unknown>;
+
+/** Read_only may only read: the default authorization of every kind. */
+export function readOnlyMayOnlyRead(ctx: RequestContext, operation: Operation): void {
+  if (isWrite(operation) && ctx.principal.role === 'read_only') throw errors.readOnlyOwner({ role: ctx.principal.role });
+}
+
+/** The default and an admin-only variant: "Only admins may <action>." for every write. */
+export function adminWrites(action: string) {
+  return (ctx: RequestContext, operation: Operation): void => {
+    readOnlyMayOnlyRead(ctx, operation);
+    if (isWrite(operation) && ctx.principal.role !== 'admin') throw errors.adminRequired({ action });
+  };
+}
+
+function defaultPatch(body: Record<string, unknown>, links: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(body).filter(([k, v]) => v !== null && v !== undefined && !Object.hasOwn(links, k)));
+}
+
+/** Unique and foreign-key violations that the kind does not map: a 409, never a 500. */
+function translateConflict(definition: AnyDefinition, error: unknown, row: Record<string, unknown>): unknown {
+  if (!(error instanceof Error)) return error;
+  if (error.name === 'UniqueViolation') {
+    const target = (error as unknown as { target: string }).target;
+    return definition.hooks?.onUniqueViolation?.(target, row) ?? errors.conflict({ title: definition.title, reason: `it would duplicate a value that must be unique (${target})` });
+  }
+  if (error.name === 'ForeignKeyViolation') return errors.conflict({ title: definition.title, reason: 'a resource it names was deleted at the same time, or one being deleted is still named' });
+  return error;
+}
+
+export function createResource<T extends ResourceTable, S extends ResourceSchemas>(
+  store: Store,
+  kinds: Kinds,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- link fields are checked by defineResource
+  definition: ResourceDefinition<T, S, any>,
+): Resource<S> {
+  const d = definition as unknown as AnyDefinition;
+  const { table, prefix, title } = d;
+  const links = (d.links ?? {}) as Record<string, LinkField<unknown>>;
+  const linkNames = Object.keys(links);
+  const authorize = d.authorize ?? readOnlyMayOnlyRead;
+  const parentKind = d.parent ? kinds.named(d.parent.kind) : undefined;
+
+  const scoped = (executor: Executor, ctx: RequestContext) => new ScopedDb(executor, ctx.scope, store.dialect);
+  const view = (ctx: RequestContext): View => ({ ...ctx, ref: (id: string) => kinds.ref(ctx.baseUrl, id) });
+  const collectionPath = (path: PathIds) => (d.parent ? d.path.replace(`:${d.parent.param}`, path.parentId ?? '') : d.path);
+  const uriOf = (ctx: RequestContext, path: PathIds, id: string) => `${d.uri === 'path' ? '' : ctx.baseUrl}${collectionPath(path)}/${id}`;
+
+  /** The parent named in the path, or 404 (a parent of another account is not found either). */
+  const loadParent = async (db: ScopedDb, path: PathIds) => {
+    if (!d.parent || !parentKind) return;
+    const id = path.parentId ?? '';
+    if (!hasPrefix(id, parentKind.prefix)) throw errors.invalidPathId({ value: id, title: parentKind.title, prefix: parentKind.prefix });
+    if (!(await db.exists(parentKind.table, id))) throw errors.notFound({ title: parentKind.title, id });
   };
 
-  const load: Resource<Row, S>['load'] = async (executor, ctx, rawId) => {
-    const row = await findById<Row>(executor, ctx.scope, table, checkId(rawId));
-    if (!row) throw errors.notFound({ title, id: rawId });
+  /** The row, or 404 when the id is malformed, of another prefix, not in this account or not under the parent. */
+  const load = async (db: ScopedDb, path: PathIds): Promise<Row> => {
+    await loadParent(db, path);
+    const id = path.id ?? '';
+    if (!hasPrefix(id, prefix)) throw errors.invalidPathId({ value: id, title, prefix });
+    const row = (await db.find(table, id)) as Row | undefined;
+    if (!row || (d.parent && row[d.parent.column] !== path.parentId)) throw errors.notFound({ title, id });
     return row;
   };
 
-  const uri = (ctx: { baseUrl: string }, id: string) => `${ctx.baseUrl}${definition.path}/${id}`;
-  const present = (row: Row, ctx: RequestContext) => ({ ...definition.toApi(row, ctx), uri: uri(ctx, row.id) }) as Static<S['resource']>;
-  const expand = async (executor: Executor, ctx: RequestContext, rows: Row[]) => (definition.expand && rows.length > 0 ? definition.expand(executor, ctx, rows) : rows);
-  const expandOne = async (executor: Executor, ctx: RequestContext, row: Row) => (await expand(executor, ctx, [row]))[0]!;
+  /** Adds each link field's items to rows about to be shown: one query per field for a page. */
+  const expand = async (db: ScopedDb, rows: Row[]): Promise<Row[]> => {
+    if (linkNames.length === 0 || rows.length === 0) return rows;
+    const ids = rows.map((r) => r.id);
+    const read = await Promise.all(linkNames.map(async (name) => [name, await readLinks(db, links[name]!, ids)] as const));
+    return rows.map((row) => ({ ...row, ...Object.fromEntries(read.map(([name, items]) => [name, items.get(row.id) ?? []])) }));
+  };
 
-  const translateUnique = (error: unknown, row: Partial<Row>) => {
-    if (error instanceof Error && error.name === 'UniqueViolation') {
-      const mapped = hooks.onUniqueViolation?.((error as unknown as { target: string }).target, row);
-      if (mapped) return mapped;
+  const present = (row: Row, ctx: RequestContext, path: PathIds) => ({ ...d.toApi(row, view(ctx)), uri: uriOf(ctx, path, row.id) }) as Static<S['resource']>;
+
+  /** Column references of the row that are set, checked to exist in the account. */
+  const checkReferences = async (db: ScopedDb, row: Record<string, unknown>) => {
+    for (const r of d.references ?? []) {
+      if (d.parent && r.column === d.parent.column) continue;
+      const value = row[r.column];
+      if (typeof value === 'string') await kinds.requireExisting(db, [value], r.kinds, r.notFound);
     }
-    return error;
+  };
+
+  /** Link fields present in the body: parsed before the transaction, so bad values cost no query. */
+  const parseLinks = (body: Record<string, unknown>) =>
+    linkNames.flatMap((name) => (body[name] === undefined || body[name] === null ? [] : [[name, links[name]!.parse(body[name])] as const]));
+
+  const writeLinkFields = async (db: ScopedDb, ownerId: string, parsed: readonly (readonly [string, LinkItem[]])[]) => {
+    for (const [name, items] of parsed) {
+      const link = links[name]!;
+      await kinds.requireExisting(db, items.map((i) => i.id), link.kinds, link.notFound);
+      await link.check?.(db, ownerId, items);
+      await writeLinks(db, link, ownerId, items);
+    }
   };
 
   return {
-    definition,
-    uri,
+    definition: d,
 
-    async create(ctx, body) {
-      const prepared = await definition.prepare(ctx, body);
-      const row = { ...prepared.row, id: prepared.id ?? newId(prefix), account_id: ctx.scope.accountId, created_at: rfc3339(ctx.now) } as Row;
+    async create(ctx, body, path = {}) {
+      const bodyObject = body as Record<string, unknown>;
+      const parsed = parseLinks(bodyObject);
+      const prepared = await d.prepare(ctx, body, scoped(store.reader, ctx));
+      const row = { ...prepared.row, ...(d.parent && { [d.parent.column]: path.parentId }), id: prepared.id ?? newId(prefix), account_id: ctx.scope.accountId, created_at: rfc3339(ctx.now) } as Row;
       let shown: Row;
       try {
         shown = await withTx(store, async (trx) => {
-          await hooks.beforeCreate?.(trx, ctx, row);
-          await insert(trx, table, row);
-          await hooks.afterWrite?.(trx, ctx, row, body as Record<string, unknown>, 'create');
-          return expandOne(trx, ctx, row);
+          const db = scoped(trx, ctx);
+          await loadParent(db, path);
+          await authorize(ctx, 'create', { body }, db);
+          await checkReferences(db, row);
+          await d.hooks?.beforeCreate?.(db, ctx, row);
+          const { account_id: _account, ...columns } = row;
+          await db.insert(table, columns as never);
+          await writeLinkFields(db, row.id, parsed);
+          await d.hooks?.afterWrite?.(db, ctx, row, 'create');
+          return (await expand(db, [row]))[0]!;
         });
       } catch (error) {
-        throw translateUnique(error, row);
+        throw translateConflict(d, error, row);
       }
-      hooks.afterCommit?.(ctx, 'create', row);
-      return { ...present(shown, ctx), ...prepared.reveal };
+      d.hooks?.afterCommit?.(ctx, 'create', row);
+      return { ...present(shown, ctx, path), ...prepared.reveal };
     },
 
-    async get(ctx, rawId) {
-      return present(await read(async () => expandOne(store.db, ctx, await load(store.db, ctx, rawId))), ctx);
-    },
-
-    async list(ctx, query) {
-      const limit = query.limit ?? 100;
-      const beforeId = query.before_id;
-      const { rows, hasMore } = await read(async () => {
-        if (beforeId !== undefined) {
-          if (!hasPrefix(beforeId, prefix)) throw errors.invalidBeforeId({ value: beforeId, prefix });
-          if (!(await findById(store.db, ctx.scope, table, beforeId))) throw errors.beforeIdNotFound({ value: beforeId, title });
-        }
-        const page = await listPage<Row>(store.db, ctx.scope, table, { limit, beforeId });
-        return { rows: await expand(store.db, ctx, page.rows), hasMore: page.hasMore };
+    async get(ctx, path) {
+      const db = scoped(store.reader, ctx);
+      const row = await read(async () => {
+        const found = await load(db, path);
+        await authorize(ctx, 'get', { row: found }, db);
+        return (await expand(db, [found]))[0]!;
       });
-      const listUri = `${ctx.baseUrl}${definition.path}`;
+      return present(row, ctx, path);
+    },
+
+    async list(ctx, query, path = {}) {
+      if (query.before_id !== undefined && query.beforeId !== undefined) throw errors.beforeIdTwice();
+      const limit = query.limit ?? 100;
+      const beforeId = query.before_id ?? query.beforeId;
+      // A cursor is a position, not a reference: any well-formed id of this kind will do, whether
+      // or not it still exists, and it is only compared with the ids of this account.
+      if (beforeId !== undefined && !hasPrefix(beforeId, prefix)) throw errors.invalidBeforeId({ value: beforeId, prefix });
+      const db = scoped(store.reader, ctx);
+      const { rows, hasMore } = await read(async () => {
+        await loadParent(db, path);
+        await authorize(ctx, 'list', {}, db);
+        const equal = d.parent ? { column: d.parent.column, value: path.parentId! } : undefined;
+        const page = await db.page(table, { limit, beforeId, equal: equal as never });
+        return { rows: await expand(db, page.rows as unknown as Row[]), hasMore: page.hasMore };
+      });
+      const listUri = `${d.uri === 'path' ? '' : ctx.baseUrl}${collectionPath(path)}`;
       const last = rows[rows.length - 1];
       return {
-        [definition.listKey]: rows.map((row) => present(row, ctx)),
+        [d.listKey!]: rows.map((row) => present(row, ctx, path)),
         uri: listUri,
         next_page_uri: hasMore && last ? `${listUri}?before_id=${last.id}&limit=${limit}` : null,
       };
     },
 
-    async update(ctx, rawId, body) {
-      const provided = Object.values(body as Record<string, unknown>).filter((v) => v !== null && v !== undefined);
-      if (provided.length === 0) throw errors.noUpdatableFields({ fields: Object.keys(definition.schemas.update.properties) });
+    async update(ctx, path, body) {
+      const { id: sentId, ...fields } = body as Record<string, unknown> & { id?: string };
+      // Every official client sends the id in the body of an update: the same id is accepted.
+      if (sentId !== undefined && sentId !== null && sentId !== path.id) throw errors.idMismatch({ sent: String(sentId), path: path.id ?? '' });
+      const provided = Object.values(fields).filter((v) => v !== null && v !== undefined);
+      if (provided.length === 0) throw errors.noUpdatableFields({ fields: Object.keys(d.schemas.update.properties) });
+      const parsed = parseLinks(fields);
       let updated: Row | undefined;
-      let attempted: Partial<Row> = body as Partial<Row>;
+      let attempted: Record<string, unknown> = fields;
       try {
         updated = await withTx(store, async (trx) => {
-          const current = await load(trx, ctx, rawId);
-          hooks.authorize?.(ctx, 'update', current);
-          const changes = (definition.patch ? definition.patch(ctx, body, current) : defaultPatch(body as Record<string, unknown>, definition.virtualFields ?? [])) as Partial<Row>;
-          await hooks.beforeUpdate?.(trx, ctx, current, changes);
-          const row = { ...current, ...changes };
+          const db = scoped(trx, ctx);
+          const current = await load(db, path);
+          await authorize(ctx, 'update', { row: current, body: fields }, db);
+          const changes = (d.patch ? d.patch(ctx, fields, current) : defaultPatch(fields, links)) as Partial<Row>;
+          const row = { ...current, ...changes } as Row;
           attempted = row;
-          await updateById(trx, ctx.scope, table, current.id, changes);
-          await hooks.afterWrite?.(trx, ctx, row, body as Record<string, unknown>, 'update');
-          return expandOne(trx, ctx, row);
+          await checkReferences(db, changes);
+          await d.hooks?.beforeUpdate?.(db, ctx, current, changes);
+          await db.update(table, { id: current.id } as never, changes as never);
+          await writeLinkFields(db, row.id, parsed);
+          await d.hooks?.afterWrite?.(db, ctx, row, 'update');
+          return (await expand(db, [row]))[0]!;
         });
       } catch (error) {
-        throw translateUnique(error, attempted);
+        throw translateConflict(d, error, attempted);
       }
-      hooks.afterCommit?.(ctx, 'update', updated!);
-      return present(updated!, ctx);
+      d.hooks?.afterCommit?.(ctx, 'update', updated! as unknown as RowOf<T>);
+      return present(updated!, ctx, path);
     },
 
-    async remove(ctx, rawId) {
-      const removed = await withTx(store, async (trx) => {
-        const current = await load(trx, ctx, rawId);
-        hooks.authorize?.(ctx, 'delete', current);
-        await hooks.beforeDelete?.(trx, ctx, current);
-        await deleteById(trx, ctx.scope, table, current.id);
-        return current;
-      });
-      hooks.afterCommit?.(ctx, 'delete', removed);
+    async remove(ctx, path) {
+      let removed: Row;
+      try {
+        removed = await withTx(store, async (trx) => {
+          const db = scoped(trx, ctx);
+          const current = await load(db, path);
+          await authorize(ctx, 'delete', { row: current }, db);
+          await d.hooks?.beforeDelete?.(db, ctx, current);
+          const referrers = await kinds.release(db, d.kind, current.id);
+          if (referrers.length > 0) throw d.inUse ? d.inUse(current.id, referrers) : errors.resourceInUse({ title, id: current.id, referrers });
+          for (const name of linkNames) await writeLinks(db, links[name]!, current.id, []);
+          await db.delete(table, { id: current.id } as never);
+          await d.hooks?.afterWrite?.(db, ctx, current, 'delete');
+          return current;
+        });
+      } catch (error) {
+        throw error instanceof ApiError ? error : translateConflict(d, error, {});
+      }
+      d.hooks?.afterCommit?.(ctx, 'delete', removed as unknown as RowOf<T>);
     },
-
-    load,
   };
 }

@@ -1,44 +1,79 @@
-// Plain Fastify routes for a resource defined with defineResource. Routes only translate HTTP
-// into service calls; they never touch the database.
+// Plain Fastify routes for a resource service, typed through the TypeBox type provider. Routes
+// only translate HTTP into service calls; they never touch the database.
+import { Type, type Static, type TObject } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { EmptyBody, IdParams, ListEnvelope, ListQuery, NoQuery, errorResponses } from '../core/schema.js';
-import type { BaseRow } from './store.js';
-import type { Resource, ResourceSchemas } from './resource.js';
+import { EmptyBody, ID_MAX_LENGTH, ListEnvelope, ListQuery, NoQuery, errorResponses } from '../core/schema.js';
+import { ALL_OPERATIONS } from './definition.js';
+import type { PathIds, Resource, ResourceSchemas } from './resource.js';
 
-export function registerResourceRoutes<Row extends BaseRow, S extends ResourceSchemas>(app: FastifyInstance, resource: Resource<Row, S>): void {
+const PathParam = Type.String({ maxLength: 200 });
+
+/** The path parameters of a collection (the parent's, if any) and of one item (plus `id`). */
+function pathSchemas(parentParam: string | undefined) {
+  const collection = Type.Object(parentParam ? { [parentParam]: PathParam } : {});
+  const item = Type.Object({ ...collection.properties, id: PathParam });
+  return { collection, item };
+}
+
+/** Every official client sends the resource's id in the body of an update; it is accepted when it is the path's. */
+function updateBody(update: TObject) {
+  return Type.Object(
+    { ...update.properties, id: Type.Optional(Type.String({ maxLength: ID_MAX_LENGTH, description: 'the id in the path, as the official clients send it; any other is refused' })) },
+    { additionalProperties: false },
+  );
+}
+
+export function registerResourceRoutes<S extends ResourceSchemas>(fastify: FastifyInstance, resource: Resource<S>): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const d = resource.definition;
+  const operations = new Set(d.operations ?? ALL_OPERATIONS);
   const tags = [d.title];
-  const writeConfig = { adminAction: d.adminOnlyWrites, immutable: d.immutable, title: d.title };
+  const parentParam = d.parent?.param;
+  const params = pathSchemas(parentParam);
+  const ids = (p: Record<string, string>): PathIds => ({ id: p.id, parentId: parentParam ? p[parentParam] : undefined });
+  const config = { immutable: d.immutable, title: d.title };
   const conflict = errorResponses(409);
+  const itemPath = `${d.path}/:id`;
 
-  app.post(d.path, {
-    schema: { operationId: `${d.kind}.create`, tags, summary: `Create a ${d.title}`, querystring: NoQuery, body: d.schemas.create, response: { 201: d.schemas.resource, ...conflict } },
-    config: writeConfig,
-    handler: async (request, reply) => reply.code(201).send(await resource.create(request.ctx, request.body as never)),
-  });
+  if (operations.has('create')) {
+    app.post(d.path, {
+      schema: { operationId: `${d.kind}.create`, tags, summary: `Create a ${d.title}`, params: params.collection, querystring: NoQuery, body: d.schemas.create, response: { 201: d.schemas.resource, ...conflict } },
+      config,
+      handler: async (request, reply) => reply.code(201).send(await resource.create(request.ctx, request.body as Static<S['create']>, ids(request.params))),
+    });
+  }
 
-  app.get(d.path, {
-    schema: { operationId: `${d.kind}.list`, tags, summary: `List ${d.title}s, newest first`, querystring: ListQuery, response: { 200: ListEnvelope(d.listKey, d.schemas.resource), ...errorResponses() } },
-    handler: async (request) => resource.list(request.ctx, request.query as never),
-  });
+  if (operations.has('list')) {
+    app.get(d.path, {
+      schema: { operationId: `${d.kind}.list`, tags, summary: `List ${d.title}s, newest first`, params: params.collection, querystring: ListQuery, response: { 200: ListEnvelope(d.listKey!, d.schemas.resource), ...errorResponses() } },
+      handler: async (request) => resource.list(request.ctx, request.query, ids(request.params)),
+    });
+  }
 
-  app.get(`${d.path}/:id`, {
-    schema: { operationId: `${d.kind}.get`, tags, summary: `Get a ${d.title}`, params: IdParams, querystring: NoQuery, response: { 200: d.schemas.resource, ...errorResponses() } },
-    handler: async (request) => resource.get(request.ctx, (request.params as { id: string }).id),
-  });
+  if (operations.has('get')) {
+    app.get(itemPath, {
+      schema: { operationId: `${d.kind}.get`, tags, summary: `Get a ${d.title}`, params: params.item, querystring: NoQuery, response: { 200: d.schemas.resource, ...errorResponses() } },
+      handler: async (request) => resource.get(request.ctx, ids(request.params)),
+    });
+  }
 
-  app.patch(`${d.path}/:id`, {
-    schema: { operationId: `${d.kind}.update`, tags, summary: `Update a ${d.title}`, params: IdParams, querystring: NoQuery, body: d.schemas.update, response: { 200: d.schemas.resource, ...conflict } },
-    config: writeConfig,
-    handler: async (request) => resource.update(request.ctx, (request.params as { id: string }).id, request.body as never),
-  });
+  if (operations.has('update')) {
+    app.patch(itemPath, {
+      schema: { operationId: `${d.kind}.update`, tags, summary: `Update a ${d.title}`, params: params.item, querystring: NoQuery, body: updateBody(d.schemas.update), response: { 200: d.schemas.resource, ...conflict } },
+      config,
+      handler: async (request) => resource.update(request.ctx, ids(request.params), request.body as Static<S['update']> & { id?: string }),
+    });
+  }
 
-  app.delete(`${d.path}/:id`, {
-    schema: { operationId: `${d.kind}.delete`, tags, summary: `Delete a ${d.title}`, params: IdParams, querystring: NoQuery, response: { 204: EmptyBody, ...conflict } },
-    config: writeConfig,
-    handler: async (request, reply) => {
-      await resource.remove(request.ctx, (request.params as { id: string }).id);
-      return reply.code(204).send();
-    },
-  });
+  if (operations.has('delete')) {
+    app.delete(itemPath, {
+      schema: { operationId: `${d.kind}.delete`, tags, summary: `Delete a ${d.title}`, params: params.item, querystring: NoQuery, response: { 204: EmptyBody, ...conflict } },
+      config,
+      handler: async (request, reply) => {
+        await resource.remove(request.ctx, ids(request.params));
+        return reply.code(204).send(null);
+      },
+    });
+  }
 }

@@ -1,14 +1,15 @@
 // Row types of every table, as Kysely sees them. Times are RFC 3339 strings in both stores;
 // booleans are SqlBool because SQLite hands back 0/1 (read them through `toBool`).
 import type { SqlBool } from 'kysely';
+import type { Role } from '../core/context.js';
+
+export type { Role };
 
 export interface AccountsTable {
   id: string;
   name: string;
   created_at: string;
 }
-
-export type Role = 'admin' | 'developer' | 'read_only';
 
 export interface UsersTable {
   id: string;
@@ -74,6 +75,7 @@ export interface IpRestrictionsTable {
 export interface IpRestrictionPoliciesTable {
   ip_restriction_id: string;
   ip_policy_id: string;
+  account_id: string;
   position: number;
 }
 

@@ -3,32 +3,35 @@
 import { Migrator, type Kysely, type Transaction } from 'kysely';
 import { errors } from '../core/errors.js';
 import type { Config } from '../config.js';
-import { isPostgresConnectionError, openPostgres, postgresUniqueTarget } from './dialects/postgres.js';
-import { openSqlite, sqliteUniqueTarget } from './dialects/sqlite.js';
+import { isPostgresConnectionError, isPostgresForeignKeyError, openPostgres, postgresUniqueTarget } from './dialects/postgres.js';
+import { isSqliteForeignKeyError, openSqlite, sqliteUniqueTarget } from './dialects/sqlite.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 export type Executor = Kysely<Database> | Transaction<Database>;
 
-/** Every query on account-owned rows takes the scope, so an unscoped query does not type-check. */
-export interface Scope {
-  readonly accountId: string;
-}
+export type { Scope } from '../core/context.js';
 
 export interface Store {
   readonly dialect: Dialect;
+  /** Transactions and writes. */
   readonly db: Kysely<Database>;
+  /**
+   * Reads outside a transaction. It sees every committed change and nothing uncommitted: on
+   * SQLite a second connection (WAL readers never wait for the writer), on PostgreSQL the pool.
+   */
+  readonly reader: Kysely<Database>;
   close(): Promise<void>;
 }
 
 export function openStore(database: Config['database'], options: { schema?: string } = {}): Store {
   if (database.kind === 'postgres') {
     const { db, close } = openPostgres(database.url, options);
-    return { dialect: 'postgres', db, close };
+    return { dialect: 'postgres', db, reader: db, close };
   }
-  const { db, close } = openSqlite(database.file);
-  return { dialect: 'sqlite', db, close };
+  const { db, reader, close } = openSqlite(database.file);
+  return { dialect: 'sqlite', db, reader, close };
 }
 
 export async function migrate(store: Store): Promise<string[]> {
@@ -46,10 +49,19 @@ export class UniqueViolation extends Error {
   }
 }
 
-/** Driver errors become UniqueViolation or a 503 ApiError; anything else passes unchanged. */
+/** A foreign key was violated: a row names one that does not exist, or one still named is deleted. */
+export class ForeignKeyViolation extends Error {
+  constructor(override readonly cause: unknown) {
+    super('foreign key violation');
+    this.name = 'ForeignKeyViolation';
+  }
+}
+
+/** Driver errors become UniqueViolation, ForeignKeyViolation or a 503 ApiError; anything else passes unchanged. */
 export function translateStoreError(error: unknown): unknown {
   const target = sqliteUniqueTarget(error) ?? postgresUniqueTarget(error);
   if (target) return new UniqueViolation(target, error);
+  if (isSqliteForeignKeyError(error) || isPostgresForeignKeyError(error)) return new ForeignKeyViolation(error);
   if (isPostgresConnectionError(error) || (error as { code?: string })?.code === 'SQLITE_BUSY') return errors.storeUnavailable();
   return error;
 }

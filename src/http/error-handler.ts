@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import { ApiError, errors } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { allowedMethods } from './protocol.js';
-import { validationToApiError } from './validation.js';
+import { validationToApiError } from '../core/validation.js';
 
 function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error;

@@ -1,20 +1,17 @@
 // The conventions every operation shares, applied once for all routes: operation ids, CORS,
-// the version header, authentication and roles, JSON bodies, query-string rules and the
-// one log line per request.
+// the version header, authentication and the account's api IP restriction, JSON bodies,
+// query-string rules and the one log line per request. What a caller may do is decided by
+// each resource's authorize (src/crud/), not here.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { errors } from '../core/errors.js';
-import type { RequestContext } from '../core/context.js';
+import type { Authenticated, Authenticator, IpScreen, RequestContext, Verdict } from '../core/context.js';
 import type { Clock } from '../core/time.js';
-import type { ApiIpGuard, Verdict } from '../modules/ip-restrictions/api-ip-guard.js';
-import type { Authenticated, Authenticator } from './auth.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** No version header or credentials needed (the OpenAPI document). */
     public?: boolean;
-    /** Only admins may call it; the text completes "Only admins may …". */
-    adminAction?: string;
     /** Fields a PATCH may not send (fixed at creation). */
     immutable?: readonly string[];
     /** The resource's human name, for messages. */
@@ -30,7 +27,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export interface ProtocolDeps {
   auth: Authenticator;
-  ipGuard: ApiIpGuard;
+  ipGuard: IpScreen;
   clock: Clock;
   baseUrl: () => string;
 }
@@ -71,9 +68,6 @@ export function registerProtocol(app: FastifyInstance, deps: ProtocolDeps): void
     if (request.is404 || config.public) return done();
 
     const admit = (who: Authenticated) => {
-      const write = !READ_METHODS.has(request.method);
-      if (write && who.principal.role === 'read_only') throw errors.readOnlyOwner({ role: who.principal.role });
-      if (write && config.adminAction && who.principal.role !== 'admin') throw errors.adminRequired({ action: config.adminAction });
       request.ctx = { ...who, baseUrl: deps.baseUrl(), now: deps.clock.now() };
     };
     // The account's `api` IP restriction: refuse (enforced) or let pass with a warning.

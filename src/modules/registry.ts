@@ -1,36 +1,53 @@
-// Every resource kind the API serves. A new kind is one line here.
+// Every resource kind the API serves. A new kind is one line here; the map of kinds (prefix →
+// kind) that renders Refs and checks references is built from these definitions.
+import type { AnyDefinition } from '../crud/definition.js';
+import { Kinds } from '../crud/kinds.js';
+import { createResource, type Resource } from '../crud/resource.js';
 import type { Store } from '../db/store.js';
 import type { Sealer } from '../lib/crypto/sealer.js';
-import type { Authenticator } from '../http/auth.js';
-import { apiKeysResource } from './api-keys/api-key.resource.js';
-import { backendResources } from './backends/backend.resources.js';
-import { botUsersResource } from './bot-users/bot-user.resource.js';
-import { ipPoliciesResource } from './ip-policies/ip-policy.resource.js';
-import { ipPolicyRulesResource } from './ip-policy-rules/ip-policy-rule.resource.js';
+import type { KeyAuthenticator } from './api-keys/api-key.auth.js';
+import { apiKeyDefinition } from './api-keys/api-key.resource.js';
+import { failoverBackend, httpResponseBackend, staticBackend, tunnelGroupBackend, weightedBackend } from './backends/backend.resources.js';
+import { botUserDefinition } from './bot-users/bot-user.resource.js';
+import { ipPolicyDefinition } from './ip-policies/ip-policy.resource.js';
+import { ipPolicyRuleDefinition } from './ip-policy-rules/ip-policy-rule.resource.js';
 import type { ApiIpGuard } from './ip-restrictions/api-ip-guard.js';
-import { ipRestrictionsResource } from './ip-restrictions/ip-restriction.resource.js';
-import { sshCertificateAuthoritiesResource } from './ssh/ssh-ca.resource.js';
-import { sshCertificateResources } from './ssh/ssh-certificate.resource.js';
+import { ipRestrictionDefinition } from './ip-restrictions/ip-restriction.resource.js';
+import { sshCertificateAuthorityDefinition } from './ssh/ssh-ca.resource.js';
+import { sshCertificateDefinitions } from './ssh/ssh-certificate.resource.js';
 
 export interface ResourceDeps {
   store: Store;
-  auth: Authenticator;
+  auth: KeyAuthenticator;
   ipGuard: ApiIpGuard;
   sealer: Sealer;
 }
 
-export function buildResources({ store, auth, ipGuard, sealer }: ResourceDeps) {
+/** Kinds that resources reference but this API does not serve: users are made with the CLI. */
+const PLAIN_KINDS = [{ kind: 'user', title: 'user', prefix: 'usr', table: 'users' as const }];
+
+export function resourceDefinitions({ auth, ipGuard, sealer }: Omit<ResourceDeps, 'store'>) {
   const ipChanged = (accountId: string) => ipGuard.invalidate(accountId);
   return {
-    apiKeys: apiKeysResource(store, auth),
-    botUsers: botUsersResource(store, auth),
-    ipPolicies: ipPoliciesResource(store),
-    ipPolicyRules: ipPolicyRulesResource(store, ipChanged),
-    ipRestrictions: ipRestrictionsResource(store, ipChanged),
-    ...backendResources(store),
-    sshCertificateAuthorities: sshCertificateAuthoritiesResource(store, sealer),
-    ...sshCertificateResources(store, sealer),
-  };
+    apiKeys: apiKeyDefinition(auth),
+    botUsers: botUserDefinition(auth),
+    ipPolicies: ipPolicyDefinition,
+    ipPolicyRules: ipPolicyRuleDefinition(ipChanged),
+    ipRestrictions: ipRestrictionDefinition(ipChanged),
+    tunnelGroupBackends: tunnelGroupBackend,
+    httpResponseBackends: httpResponseBackend,
+    staticBackends: staticBackend,
+    failoverBackends: failoverBackend,
+    weightedBackends: weightedBackend,
+    sshCertificateAuthorities: sshCertificateAuthorityDefinition(sealer),
+    ...sshCertificateDefinitions(sealer),
+  } satisfies Record<string, AnyDefinition>;
 }
 
-export type Resources = ReturnType<typeof buildResources>;
+export type Resources = Record<keyof ReturnType<typeof resourceDefinitions>, Resource>;
+
+export function buildResources(deps: ResourceDeps): Resources {
+  const definitions = resourceDefinitions(deps);
+  const kinds = new Kinds(Object.values(definitions), PLAIN_KINDS);
+  return Object.fromEntries(Object.entries(definitions).map(([name, d]) => [name, createResource(deps.store, kinds, d as AnyDefinition)])) as Resources;
+}

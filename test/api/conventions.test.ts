@@ -128,13 +128,81 @@ describeEachStore('conventions', (h) => {
     });
   }
 
-  it('refuses a before_id with the wrong prefix, and one of another account', async () => {
+  it('refuses a before_id of another kind or malformed, and beforeId=garbage, with ERR_EP_234', async () => {
     const api = await h().newAccount();
-    const other = await h().newAccount();
     assertError(await api.get('/api_keys?before_id=bot_000000000000000000000000000'), 400, 'ERR_EP_234');
     assertError(await api.get('/api_keys?before_id=nonsense'), 400, 'ERR_EP_234');
-    const res = await api.get(`/api_keys?before_id=${other.info.keyId}`);
-    assertError(res, 400, 'ERR_EP_236');
+    assertError(await api.get('/api_keys?beforeId=garbage'), 400, 'ERR_EP_234');
+  });
+
+  it('refuses before_id and beforeId together with ERR_EP_238', async () => {
+    const api = await h().newAccount();
+    assertError(await api.get(`/api_keys?before_id=${api.info.keyId}&beforeId=${api.info.keyId}`), 400, 'ERR_EP_238');
+  });
+
+  it('accepts beforeId (the TypeScript client) as before_id', async () => {
+    const api = await h().newAccount();
+    const older = (await api.post('/api_keys', {})).json.id;
+    const newer = (await api.post('/api_keys', {})).json.id;
+    const viaCamel = await api.get(`/api_keys?beforeId=${newer}&limit=1`);
+    const viaSnake = await api.get(`/api_keys?before_id=${newer}&limit=1`);
+    assert.equal(viaCamel.status, 200);
+    assert.deepEqual(viaCamel.json.keys.map((k: { id: string }) => k.id), [older]);
+    assert.deepEqual(viaCamel.json, viaSnake.json);
+  });
+
+  it('takes before_id as a position: a deleted item is still a cursor, so list-delete-follow pages through everything', async () => {
+    const api = await h().newAccount();
+    for (let i = 0; i < 5; i++) await api.post('/api_keys', { description: `page ${i}` });
+    const all = (await api.get('/api_keys')).json.keys.map((k: { id: string }) => k.id);
+    const toDelete = all.filter((id: string) => id !== api.info.keyId);
+    const seen: string[] = [];
+    let next: string | null = '/api_keys?limit=2';
+    while (next) {
+      const page = await api.get(next);
+      assert.equal(page.status, 200, page.text);
+      for (const key of page.json.keys) {
+        seen.push(key.id);
+        if (key.id !== api.info.keyId) assert.equal((await api.delete(`/api_keys/${key.id}`)).status, 204);
+      }
+      next = page.json.next_page_uri;
+    }
+    assert.deepEqual(seen, all, 'every key was seen once, newest first, although each page was deleted before the next was read');
+    for (const id of toDelete) assert.equal((await api.get(`/api_keys/${id}`)).status, 404);
+  });
+
+  it('learns nothing about another account from a cursor: its id is only a position among this account\'s ids', async () => {
+    const api = await h().newAccount();
+    const mine = [(await api.post('/api_keys', {})).json.id];
+    const other = await h().newAccount();
+    const foreign = (await other.post('/api_keys', {})).json.id;
+    mine.push((await api.post('/api_keys', {})).json.id);
+    // A made-up id just after the foreign one in id order answers exactly the same page.
+    const lastChar = foreign.at(-1);
+    const madeUp = foreign.slice(0, -1) + (lastChar === 'z' ? 'y' : String.fromCharCode(lastChar.charCodeAt(0) + 1));
+    const byForeign = await api.get(`/api_keys?before_id=${foreign}`);
+    const byMadeUp = await api.get(`/api_keys?before_id=${madeUp}`);
+    assert.equal(byForeign.status, 200);
+    const older = byForeign.json.keys.map((k: { id: string }) => k.id);
+    assert.ok(older.every((id: string) => id < foreign), 'only older ids of this account');
+    assert.ok(!older.includes(foreign) && older.includes(mine[0]) && !older.includes(mine[1]));
+    assert.deepEqual(byMadeUp.json.keys, byForeign.json.keys);
+    assert.equal(byMadeUp.json.next_page_uri, byForeign.json.next_page_uri);
+  });
+
+  it('accepts the path id in the body of an update, as every official client sends it, and refuses another with ERR_EP_255', async () => {
+    const api = await h().newAccount();
+    const key = (await api.post('/api_keys', { description: 'before' })).json;
+    const same = await api.patch(`/api_keys/${key.id}`, { id: key.id, description: 'after' });
+    assert.equal(same.status, 200, same.text);
+    assert.equal(same.json.description, 'after');
+    const other = (await api.post('/api_keys', {})).json.id;
+    const mismatch = await api.patch(`/api_keys/${key.id}`, { id: other, description: 'hijack' });
+    assertError(mismatch, 400, 'ERR_EP_255');
+    assert.ok(mismatch.json.msg.includes(other) && mismatch.json.msg.includes(key.id), 'names both ids');
+    assert.equal((await api.get(`/api_keys/${key.id}`)).json.description, 'after', 'nothing written');
+    assert.equal((await api.get(`/api_keys/${other}`)).json.description, '', 'nothing written to the other');
+    assertError(await api.patch(`/api_keys/${key.id}`, { id: key.id }), 400, 'ERR_EP_250');
   });
 
   it('pages newest first with limit, before_id and next_page_uri', async () => {

@@ -170,7 +170,8 @@ describeEachStore('IP restrictions', (h) => {
       const ipp = ipx.ip_policies[0].id;
       await h().deps.store.db.insertInto('ip_policy_rules').values({ id: 'ipr_000000000000000000000000001', account_id: api.info.accountId, ip_policy_id: ipp, cidr: '127.0.0.1/32', action: 'allow', description: '', metadata: '', created_at: '2026-01-01T00:00:00Z' }).execute();
       const { bumpIpRevision } = await import('../../src/modules/ip-policies/ip-revision.js');
-      await bumpIpRevision(h().deps.store.db, { accountId: api.info.accountId });
+      const { scopedTx } = await import('../../src/db/scoped.js');
+      await scopedTx(h().deps.store, { accountId: api.info.accountId }, bumpIpRevision);
       await until('the first instance sees a change written by another process', () => api.get('/api_keys'), (r) => r.status === 200);
       await until('the second instance too', () => viaSecond.get('/api_keys'), (r) => r.status === 200);
     } finally {

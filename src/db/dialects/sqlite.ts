@@ -121,15 +121,42 @@ class EdgeplaneSqliteDialect implements Dialect {
   createIntrospector(db: Kysely<unknown>) { return new SqliteIntrospector(db); }
 }
 
-export function openSqlite(file: string): { db: Kysely<Database>; close: () => Promise<void> } {
-  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
-  const raw = new BetterSqlite3(file);
-  raw.pragma('journal_mode = WAL');
-  raw.pragma('synchronous = NORMAL');
+function connect(file: string, readonly: boolean): BetterSqlite3.Database {
+  const raw = new BetterSqlite3(file, { readonly });
+  if (!readonly) {
+    raw.pragma('journal_mode = WAL');
+    raw.pragma('synchronous = NORMAL');
+  }
   raw.pragma('foreign_keys = ON');
   raw.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new EdgeplaneSqliteDialect(wrap(raw)) });
-  return { db, close: () => db.destroy() };
+  return raw;
+}
+
+/**
+ * Two connections: `db` for transactions and writes, `reader` for reads outside transactions.
+ * In WAL mode the reader sees every committed change and never an open transaction's, and it
+ * need not wait while a write transaction holds the writer (an in-memory database has one).
+ */
+export function openSqlite(file: string): { db: Kysely<Database>; reader: Kysely<Database>; close: () => Promise<void> } {
+  if (file === ':memory:') {
+    const db = new Kysely<Database>({ dialect: new EdgeplaneSqliteDialect(wrap(connect(file, false))) });
+    return { db, reader: db, close: () => db.destroy() };
+  }
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const db = new Kysely<Database>({ dialect: new EdgeplaneSqliteDialect(wrap(connect(file, false))) });
+  const reader = new Kysely<Database>({ dialect: new EdgeplaneSqliteDialect(wrap(connect(file, true))) });
+  return {
+    db,
+    reader,
+    async close() {
+      await reader.destroy();
+      await db.destroy();
+    },
+  };
+}
+
+export function isSqliteForeignKeyError(error: unknown): boolean {
+  return (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
 }
 
 /** `UNIQUE constraint failed: bot_users.account_id, bot_users.name` → `bot_users_account_id_name_key`. */

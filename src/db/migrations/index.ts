@@ -5,6 +5,7 @@ import { foundation } from './0001-foundation.js';
 import { ipPolicies } from './0002-ip-policies.js';
 import { backends } from './0003-backends.js';
 import { ssh } from './0004-ssh.js';
+import { joinTableAccounts } from './0005-join-table-accounts.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -14,6 +15,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0002-ip-policies': ipPolicies(dialect),
         '0003-backends': backends(dialect),
         '0004-ssh': ssh(dialect),
+        '0005-join-table-accounts': joinTableAccounts(dialect),
       };
     },
   };

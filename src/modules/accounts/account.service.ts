@@ -2,10 +2,10 @@
 // Each new account or user gets a first API key whose token is returned exactly once.
 import { newId } from '../../core/ids.js';
 import { rfc3339, type Clock } from '../../core/time.js';
-import { insert } from '../../crud/store.js';
+import { createAccount, hasAnyAccount, listAccounts, withExistingAccount } from '../../db/accounts.js';
 import type { AccountsTable, Role } from '../../db/schema.js';
-import { read, withTx, type Store } from '../../db/store.js';
-import { newKeyMaterial } from '../api-keys/api-key.resource.js';
+import type { Store } from '../../db/store.js';
+import { newKeyMaterial } from '../api-keys/api-key.token.js';
 
 export const ROLES: readonly Role[] = ['admin', 'developer', 'read_only'];
 
@@ -31,14 +31,14 @@ export class AccountService {
   /** A new account with one admin user and that user's first API key. */
   async createAccount(input: { name: string; adminName?: string }): Promise<IssuedUser> {
     const name = checkName(input.name, 'account');
+    const adminName = checkName(input.adminName ?? 'admin', 'user');
     const now = rfc3339(this.clock.now());
     const accountId = newId('acct');
     const userId = newId('usr');
     const key = newKeyMaterial();
-    await withTx(this.store, async (trx) => {
-      await trx.insertInto('accounts').values({ id: accountId, name, created_at: now }).execute();
-      await insert(trx, 'users', { id: userId, account_id: accountId, name: checkName(input.adminName ?? 'admin', 'user'), role: 'admin', created_at: now });
-      await insert(trx, 'api_keys', { id: key.id, account_id: accountId, owner_id: userId, description: 'first admin key', metadata: '', secret_hash: key.secret_hash, created_at: now });
+    await createAccount(this.store, { id: accountId, name, created_at: now }, async (db) => {
+      await db.insert('users', { id: userId, name: adminName, role: 'admin', created_at: now });
+      await db.insert('api_keys', { id: key.id, owner_id: userId, description: 'first admin key', metadata: '', secret_hash: key.secret_hash, created_at: now });
     });
     return { account_id: accountId, user_id: userId, api_key_id: key.id, token: key.token };
   }
@@ -50,20 +50,19 @@ export class AccountService {
     const now = rfc3339(this.clock.now());
     const userId = newId('usr');
     const key = newKeyMaterial();
-    await withTx(this.store, async (trx) => {
-      const account = await trx.selectFrom('accounts').select('id').where('id', '=', input.accountId).executeTakeFirst();
-      if (!account) throw new InputError(`no account with id '${input.accountId}'`);
-      await insert(trx, 'users', { id: userId, account_id: input.accountId, name, role: input.role as Role, created_at: now });
-      await insert(trx, 'api_keys', { id: key.id, account_id: input.accountId, owner_id: userId, description: `first key of ${name}`, metadata: '', secret_hash: key.secret_hash, created_at: now });
+    const found = await withExistingAccount(this.store, input.accountId, async (db) => {
+      await db.insert('users', { id: userId, name, role: input.role as Role, created_at: now });
+      await db.insert('api_keys', { id: key.id, owner_id: userId, description: `first key of ${name}`, metadata: '', secret_hash: key.secret_hash, created_at: now });
     });
+    if (!found) throw new InputError(`no account with id '${input.accountId}'`);
     return { account_id: input.accountId, user_id: userId, api_key_id: key.id, token: key.token };
   }
 
   async listAccounts(): Promise<AccountsTable[]> {
-    return read(() => this.store.db.selectFrom('accounts').selectAll().orderBy('id', 'desc').execute());
+    return listAccounts(this.store);
   }
 
   async hasAnyAccount(): Promise<boolean> {
-    return (await read(() => this.store.db.selectFrom('accounts').select('id').limit(1).execute())).length > 0;
+    return hasAnyAccount(this.store);
   }
 }

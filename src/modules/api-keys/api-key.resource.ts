@@ -1,33 +1,16 @@
 // API keys: the token is made once, shown once, and stored only as a hash of its secret.
+// Developers and bots manage their own keys; admins manage every key of the account.
 import { errors } from '../../core/errors.js';
-import { newId, randomBase62 } from '../../core/ids.js';
-import type { RequestContext } from '../../core/context.js';
 import { describedColumns } from '../../core/schema.js';
-import { defineResource } from '../../crud/resource.js';
-import { exists } from '../../crud/store.js';
+import { defineResource } from '../../crud/definition.js';
+import { readOnlyMayOnlyRead } from '../../crud/resource.js';
 import type { ApiKeysTable } from '../../db/schema.js';
-import type { Executor, Scope, Store } from '../../db/store.js';
-import { hashSecret, type Authenticator } from '../../http/auth.js';
+import type { KeyAuthenticator } from './api-key.auth.js';
 import { ApiKey, ApiKeyCreate, ApiKeyUpdate } from './api-key.schema.js';
+import { newKeyMaterial } from './api-key.token.js';
 
-const SECRET_LENGTH = 40;
-
-/** A new key id, its token (shown once) and the hash that is stored instead. */
-export function newKeyMaterial(): { id: string; token: string; secret_hash: string } {
-  const id = newId('ak');
-  const secret = randomBase62(SECRET_LENGTH);
-  return { id, token: `${id.slice('ak_'.length)}_${secret}`, secret_hash: hashSecret(secret) };
-}
-
-/** True when `ownerId` is a user or bot user of the account. */
-export async function ownerExists(executor: Executor, scope: Scope, ownerId: string): Promise<boolean> {
-  if (ownerId.startsWith('usr_')) return exists(executor, scope, 'users', ownerId);
-  if (ownerId.startsWith('bot_')) return exists(executor, scope, 'bot_users', ownerId);
-  return false;
-}
-
-export function apiKeysResource(store: Store, auth: Authenticator) {
-  return defineResource(store, {
+export function apiKeyDefinition(auth: KeyAuthenticator) {
+  return defineResource({
     kind: 'api_key',
     title: 'API key',
     prefix: 'ak',
@@ -36,16 +19,20 @@ export function apiKeysResource(store: Store, auth: Authenticator) {
     table: 'api_keys',
     schemas: { resource: ApiKey, create: ApiKeyCreate, update: ApiKeyUpdate },
     immutable: ['owner_id'],
+    references: [{ column: 'owner_id', kinds: ['user', 'bot_user'], notFound: (id) => errors.ownerNotInAccount({ ownerId: id }), onDelete: 'cascade' }],
 
-    prepare(ctx: RequestContext, body) {
-      const ownerId = body.owner_id ?? ctx.principal.id;
-      if (ownerId !== ctx.principal.id && ctx.principal.role !== 'admin') throw errors.ownerNotAllowed();
+    authorize(ctx, operation, { row, body }) {
+      readOnlyMayOnlyRead(ctx, operation);
+      if (ctx.principal.role === 'admin') return;
+      const ownerId = operation === 'create' ? ((body as { owner_id?: string }).owner_id ?? ctx.principal.id) : row?.owner_id;
+      if (ownerId === ctx.principal.id) return;
+      if (operation === 'create') throw errors.ownerNotAllowed();
+      if (operation === 'update' || operation === 'delete') throw errors.notKeyOwner({ id: row!.id });
+    },
+
+    prepare(ctx, body) {
       const { id, token, secret_hash } = newKeyMaterial();
-      return {
-        id,
-        row: { owner_id: ownerId, ...describedColumns(body), secret_hash },
-        reveal: { token },
-      };
+      return { id, row: { owner_id: body.owner_id ?? ctx.principal.id, ...describedColumns(body), secret_hash }, reveal: { token } };
     },
 
     toApi: (row: ApiKeysTable) => ({
@@ -58,14 +45,6 @@ export function apiKeysResource(store: Store, auth: Authenticator) {
     }),
 
     hooks: {
-      async beforeCreate(trx, ctx, row) {
-        if (row.owner_id !== ctx.principal.id && !(await ownerExists(trx, ctx.scope, row.owner_id))) {
-          throw errors.ownerNotInAccount({ ownerId: row.owner_id });
-        }
-      },
-      authorize(ctx, _operation, row) {
-        if (ctx.principal.role !== 'admin' && row.owner_id !== ctx.principal.id) throw errors.notKeyOwner({ id: row.id });
-      },
       afterCommit(_ctx, operation, row) {
         if (operation === 'delete') auth.invalidate(row.id);
       },

@@ -2,7 +2,8 @@
 // headers, addresses, status codes, child lists and weights. Each failure has its own error.
 import net from 'node:net';
 import { errors } from '../../core/errors.js';
-import { MAX_CHILDREN, type Child } from './backend-links.js';
+import type { LinkItem } from '../../crud/definition.js';
+import { MAX_CHILDREN } from './backend-links.js';
 import { MAX_HEADER_VALUE_BYTES, MAX_HEADERS, MAX_LABEL_KEY_BYTES, MAX_LABEL_VALUE_BYTES, MAX_LABELS, MAX_RESPONSE_BODY_BYTES } from './backend.schema.js';
 
 const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
@@ -63,7 +64,7 @@ export function checkAddress(address: string): string {
   throw errors.invalidAddress({ address, reason: `has '${host}', which is neither a host name nor an IPv4 address` });
 }
 
-export function checkFailoverChildren(ids: readonly string[]): Child[] {
+export function checkFailoverChildren(ids: readonly string[]): LinkItem[] {
   if (ids.length > MAX_CHILDREN) throw errors.tooManyChildren({ count: ids.length, max: MAX_CHILDREN });
   const seen = new Set<string>();
   for (const id of ids) {
@@ -73,7 +74,7 @@ export function checkFailoverChildren(ids: readonly string[]): Child[] {
   return ids.map((id) => ({ id, weight: null }));
 }
 
-export function checkWeightedChildren(weights: Record<string, number>): Child[] {
+export function checkWeightedChildren(weights: Record<string, number>): LinkItem[] {
   const entries = Object.entries(weights);
   if (entries.length > MAX_CHILDREN) throw errors.tooManyChildren({ count: entries.length, max: MAX_CHILDREN });
   for (const [backendId, weight] of entries) {

@@ -1,141 +1,104 @@
-// The five backend kinds. All share the list key `backends`, the refusal to delete a backend
-// that something still uses, and (failover, weighted) child links checked in the transaction.
+// The five backend kinds. All share the list key `backends` and the refusal to delete a backend
+// that something still uses; failover and weighted backends keep their children in
+// backend_links, checked against the account and for cycles in the transaction.
+import { errors } from '../../core/errors.js';
 import { describedChanges, describedColumns } from '../../core/schema.js';
-import { defineResource, type Trx } from '../../crud/resource.js';
-import type { BaseRow } from '../../crud/store.js';
+import { defineResource, type LinkItem } from '../../crud/definition.js';
 import { toBool, type FailoverBackendsTable, type HttpResponseBackendsTable, type StaticBackendsTable, type TunnelGroupBackendsTable, type WeightedBackendsTable } from '../../db/schema.js';
-import type { Executor, Store } from '../../db/store.js';
-import type { RequestContext } from '../../core/context.js';
-import { checkChildren, readChildren, releaseBackend, writeChildren, type Child } from './backend-links.js';
+import { BACKEND_KINDS, backendNotFound, checkNoCycle } from './backend-links.js';
 import * as S from './backend.schema.js';
 import { checkAddress, checkFailoverChildren, checkHeaders, checkLabels, checkResponseBody, checkStatusCode, checkWeightedChildren } from './backend-values.js';
 
-const described = (row: BaseRow & { description: string; metadata: string }) => ({ id: row.id, created_at: row.created_at, description: row.description, metadata: row.metadata });
+const described = (row: { id: string; created_at: string; description: string; metadata: string }) => ({ id: row.id, created_at: row.created_at, description: row.description, metadata: row.metadata });
+const inUse = (id: string, referrers: readonly string[]) => errors.backendInUse({ id, referrers });
+const children = { table: 'backend_links', from: 'parent_id', to: 'child_id', kinds: BACKEND_KINDS, notFound: backendNotFound, check: checkNoCycle } as const;
 
-/** Hooks every backend kind has: nothing may still use a backend that is deleted. */
-const leafHooks = {
-  async beforeDelete(trx: Trx, ctx: RequestContext, row: { id: string }) {
-    await releaseBackend(trx, ctx.scope, row.id);
-  },
-};
+export const tunnelGroupBackend = defineResource({
+  kind: 'tunnel_group_backend',
+  title: 'tunnel-group backend',
+  prefix: 'bkdtg',
+  path: '/backends/tunnel_group',
+  listKey: 'backends',
+  table: 'backends_tunnel_group',
+  schemas: { resource: S.TunnelGroupBackend, create: S.TunnelGroupBackendCreate, update: S.TunnelGroupBackendUpdate },
+  inUse,
+  prepare: (_ctx, body) => ({ row: { ...describedColumns(body), labels: JSON.stringify(checkLabels(body.labels ?? {})) } }),
+  patch: (_ctx, body): Partial<TunnelGroupBackendsTable> => ({
+    ...describedChanges(body),
+    ...(body.labels != null && { labels: JSON.stringify(checkLabels(body.labels)) }),
+  }),
+  // No agents connect to this control plane yet, so no tunnel ever matches the labels.
+  toApi: (row: TunnelGroupBackendsTable) => ({ ...described(row), labels: JSON.parse(row.labels) as Record<string, string>, tunnels: [] }),
+});
 
-type Parent = BaseRow & { description: string; metadata: string; children?: Child[] };
-
-/**
- * What failover and weighted backends share: `backends` lives in backend_links. The child list
- * is checked before the transaction on create (bad values cost no database work), and against
- * the account and for cycles inside it.
- */
-function parentBackend<V>(toChildren: (value: V) => Child[]) {
-  return {
-    prepare: (_ctx: RequestContext, body: { backends?: V; description?: string; metadata?: string }) => {
-      if (body.backends !== undefined) toChildren(body.backends);
-      return { row: describedColumns(body) };
+export const httpResponseBackend = defineResource({
+  kind: 'http_response_backend',
+  title: 'HTTP-response backend',
+  prefix: 'bkdhr',
+  path: '/backends/http_response',
+  listKey: 'backends',
+  table: 'backends_http_response',
+  schemas: { resource: S.HttpResponseBackend, create: S.HttpResponseBackendCreate, update: S.HttpResponseBackendUpdate },
+  inUse,
+  prepare: (_ctx, body) => ({
+    row: {
+      ...describedColumns(body),
+      body: checkResponseBody(body.body ?? ''),
+      headers: JSON.stringify(checkHeaders(body.headers ?? {})),
+      status_code: checkStatusCode(body.status_code ?? 200),
     },
-    virtualFields: ['backends'] as const,
-    async expand<R extends Parent>(executor: Executor, _ctx: RequestContext, rows: R[]) {
-      const children = await readChildren(executor, rows.map((r) => r.id));
-      return rows.map((row) => ({ ...row, children: children.get(row.id) ?? [] }));
-    },
-    hooks: {
-      ...leafHooks,
-      async afterWrite(trx: Trx, ctx: RequestContext, row: { id: string }, body: Record<string, unknown>) {
-        if (body.backends === undefined || body.backends === null) return;
-        const children = toChildren(body.backends as V);
-        await checkChildren(trx, ctx.scope, row.id, children);
-        await writeChildren(trx, ctx.scope, row.id, children);
-      },
-    },
-  };
-}
+  }),
+  patch: (_ctx, body): Partial<HttpResponseBackendsTable> => ({
+    ...describedChanges(body),
+    ...(body.body != null && { body: checkResponseBody(body.body) }),
+    ...(body.headers != null && { headers: JSON.stringify(checkHeaders(body.headers)) }),
+    ...(body.status_code != null && { status_code: checkStatusCode(body.status_code) }),
+  }),
+  toApi: (row: HttpResponseBackendsTable) => ({ ...described(row), body: row.body, headers: JSON.parse(row.headers) as Record<string, string>, status_code: Number(row.status_code) }),
+});
 
-export function backendResources(store: Store) {
-  const tunnelGroup = defineResource(store, {
-    kind: 'tunnel_group_backend',
-    title: 'tunnel-group backend',
-    prefix: 'bkdtg',
-    path: '/backends/tunnel_group',
-    listKey: 'backends',
-    table: 'backends_tunnel_group',
-    schemas: { resource: S.TunnelGroupBackend, create: S.TunnelGroupBackendCreate, update: S.TunnelGroupBackendUpdate },
-    prepare: (_ctx, body) => ({ row: { ...describedColumns(body), labels: JSON.stringify(checkLabels(body.labels ?? {})) } }),
-    patch: (_ctx, body): Partial<TunnelGroupBackendsTable> => ({
-      ...describedChanges(body),
-      ...(body.labels != null && { labels: JSON.stringify(checkLabels(body.labels)) }),
-    }),
-    // No agents connect to this control plane yet, so no tunnel ever matches the labels.
-    toApi: (row: TunnelGroupBackendsTable) => ({ ...described(row), labels: JSON.parse(row.labels) as Record<string, string>, tunnels: [] }),
-    hooks: leafHooks,
-  });
+export const staticBackend = defineResource({
+  kind: 'static_backend',
+  title: 'static backend',
+  prefix: 'bkdsc',
+  path: '/backends/static',
+  listKey: 'backends',
+  table: 'backends_static',
+  schemas: { resource: S.StaticBackend, create: S.StaticBackendCreate, update: S.StaticBackendUpdate },
+  inUse,
+  prepare: (_ctx, body) => ({ row: { ...describedColumns(body), address: checkAddress(body.address), tls_enabled: body.tls?.enabled ?? false } }),
+  patch: (_ctx, body): Partial<StaticBackendsTable> => ({
+    ...describedChanges(body),
+    ...(body.address != null && { address: checkAddress(body.address) }),
+    ...(body.tls != null && { tls_enabled: body.tls.enabled ?? false }),
+  }),
+  toApi: (row: StaticBackendsTable) => ({ ...described(row), address: row.address, tls: { enabled: toBool(row.tls_enabled) } }),
+});
 
-  const httpResponse = defineResource(store, {
-    kind: 'http_response_backend',
-    title: 'HTTP-response backend',
-    prefix: 'bkdhr',
-    path: '/backends/http_response',
-    listKey: 'backends',
-    table: 'backends_http_response',
-    schemas: { resource: S.HttpResponseBackend, create: S.HttpResponseBackendCreate, update: S.HttpResponseBackendUpdate },
-    prepare: (_ctx, body) => ({
-      row: {
-        ...describedColumns(body),
-        body: checkResponseBody(body.body ?? ''),
-        headers: JSON.stringify(checkHeaders(body.headers ?? {})),
-        status_code: checkStatusCode(body.status_code ?? 200),
-      },
-    }),
-    patch: (_ctx, body): Partial<HttpResponseBackendsTable> => ({
-      ...describedChanges(body),
-      ...(body.body != null && { body: checkResponseBody(body.body) }),
-      ...(body.headers != null && { headers: JSON.stringify(checkHeaders(body.headers)) }),
-      ...(body.status_code != null && { status_code: checkStatusCode(body.status_code) }),
-    }),
-    toApi: (row: HttpResponseBackendsTable) => ({ ...described(row), body: row.body, headers: JSON.parse(row.headers) as Record<string, string>, status_code: Number(row.status_code) }),
-    hooks: leafHooks,
-  });
+export const failoverBackend = defineResource({
+  kind: 'failover_backend',
+  title: 'failover backend',
+  prefix: 'bkdfo',
+  path: '/backends/failover',
+  listKey: 'backends',
+  table: 'backends_failover',
+  schemas: { resource: S.FailoverBackend, create: S.FailoverBackendCreate, update: S.FailoverBackendUpdate },
+  inUse,
+  links: { backends: { ...children, parse: checkFailoverChildren } },
+  prepare: (_ctx, body) => ({ row: describedColumns(body) }),
+  toApi: (row: FailoverBackendsTable & { backends: LinkItem[] }) => ({ ...described(row), backends: row.backends.map((c) => c.id) }),
+});
 
-  const staticAddress = defineResource(store, {
-    kind: 'static_backend',
-    title: 'static backend',
-    prefix: 'bkdsc',
-    path: '/backends/static',
-    listKey: 'backends',
-    table: 'backends_static',
-    schemas: { resource: S.StaticBackend, create: S.StaticBackendCreate, update: S.StaticBackendUpdate },
-    prepare: (_ctx, body) => ({ row: { ...describedColumns(body), address: checkAddress(body.address), tls_enabled: body.tls?.enabled ?? false } }),
-    patch: (_ctx, body): Partial<StaticBackendsTable> => ({
-      ...describedChanges(body),
-      ...(body.address != null && { address: checkAddress(body.address) }),
-      ...(body.tls != null && { tls_enabled: body.tls.enabled ?? false }),
-    }),
-    toApi: (row: StaticBackendsTable) => ({ ...described(row), address: row.address, tls: { enabled: toBool(row.tls_enabled) } }),
-    hooks: leafHooks,
-  });
-
-  const failover = defineResource(store, {
-    kind: 'failover_backend',
-    title: 'failover backend',
-    prefix: 'bkdfo',
-    path: '/backends/failover',
-    listKey: 'backends',
-    table: 'backends_failover',
-    schemas: { resource: S.FailoverBackend, create: S.FailoverBackendCreate, update: S.FailoverBackendUpdate },
-    ...parentBackend(checkFailoverChildren),
-    toApi: (row: FailoverBackendsTable & { children?: Child[] }) => ({ ...described(row), backends: (row.children ?? []).map((c) => c.id) }),
-  });
-
-  const weighted = defineResource(store, {
-    kind: 'weighted_backend',
-    title: 'weighted backend',
-    prefix: 'bkdwd',
-    path: '/backends/weighted',
-    listKey: 'backends',
-    table: 'backends_weighted',
-    schemas: { resource: S.WeightedBackend, create: S.WeightedBackendCreate, update: S.WeightedBackendUpdate },
-    ...parentBackend(checkWeightedChildren),
-    toApi: (row: WeightedBackendsTable & { children?: Child[] }) => ({ ...described(row), backends: Object.fromEntries((row.children ?? []).map((c) => [c.id, c.weight ?? 0])) }),
-  });
-
-  return { tunnelGroup, httpResponse, staticAddress, failover, weighted };
-}
-
+export const weightedBackend = defineResource({
+  kind: 'weighted_backend',
+  title: 'weighted backend',
+  prefix: 'bkdwd',
+  path: '/backends/weighted',
+  listKey: 'backends',
+  table: 'backends_weighted',
+  schemas: { resource: S.WeightedBackend, create: S.WeightedBackendCreate, update: S.WeightedBackendUpdate },
+  inUse,
+  links: { backends: { ...children, weighted: true, parse: checkWeightedChildren } },
+  prepare: (_ctx, body) => ({ row: describedColumns(body) }),
+  toApi: (row: WeightedBackendsTable & { backends: LinkItem[] }) => ({ ...described(row), backends: Object.fromEntries(row.backends.map((c) => [c.id, c.weight ?? 0])) }),
+});

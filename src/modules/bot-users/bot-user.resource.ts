@@ -1,14 +1,15 @@
 // Bot users own API keys for automation that must outlive staff changes. They act as
-// developers; only admins manage them. Deleting a bot deletes its keys in the same transaction.
+// developers; only admins manage them. Deleting a bot deletes its keys in the same transaction
+// (the keys' owner_id reference cascades).
 import { errors } from '../../core/errors.js';
-import { defineResource } from '../../crud/resource.js';
+import { defineResource } from '../../crud/definition.js';
+import { adminWrites } from '../../crud/resource.js';
 import { toBool, type BotUsersTable } from '../../db/schema.js';
-import type { Authenticator } from '../../http/auth.js';
-import type { Store } from '../../db/store.js';
+import type { KeyAuthenticator } from '../api-keys/api-key.auth.js';
 import { BotUser, BotUserCreate, BotUserUpdate } from './bot-user.schema.js';
 
-export function botUsersResource(store: Store, auth: Authenticator) {
-  return defineResource(store, {
+export function botUserDefinition(auth: KeyAuthenticator) {
+  return defineResource({
     kind: 'bot_user',
     title: 'bot user',
     prefix: 'bot',
@@ -16,7 +17,7 @@ export function botUsersResource(store: Store, auth: Authenticator) {
     listKey: 'bot_users',
     table: 'bot_users',
     schemas: { resource: BotUser, create: BotUserCreate, update: BotUserUpdate },
-    adminOnlyWrites: 'create, update or delete bot users',
+    authorize: adminWrites('create, update or delete bot users'),
 
     prepare: (_ctx, body) => ({ row: { name: body.name, active: body.active ?? true } }),
 
@@ -28,9 +29,6 @@ export function botUsersResource(store: Store, auth: Authenticator) {
     }),
 
     hooks: {
-      async beforeDelete(trx, ctx, row) {
-        await trx.deleteFrom('api_keys').where('account_id', '=', ctx.scope.accountId).where('owner_id', '=', row.id).execute();
-      },
       afterCommit(_ctx, operation) {
         if (operation !== 'create') auth.invalidate();
       },

@@ -2,13 +2,13 @@
 // network form and are unique within a policy. A rule of a policy that an IP restriction uses
 // decides who may reach the account, so only admins may change those.
 import { errors } from '../../core/errors.js';
-import type { RequestContext } from '../../core/context.js';
 import { describedChanges, describedColumns } from '../../core/schema.js';
-import { defineResource } from '../../crud/resource.js';
+import { defineResource } from '../../crud/definition.js';
+import { readOnlyMayOnlyRead } from '../../crud/resource.js';
 import type { IpPolicyRulesTable } from '../../db/schema.js';
-import type { Executor, Store } from '../../db/store.js';
 import { parseCidr } from '../../lib/ip/cidr.js';
-import { bumpIpRevision, requirePolicies, restrictionsUsing } from '../ip-policies/ip-revision.js';
+import { policyNotFound } from '../ip-policies/ip-policy.resource.js';
+import { bumpIpRevision, restrictionsUsing } from '../ip-policies/ip-revision.js';
 import { IpPolicyRule, IpPolicyRuleCreate, IpPolicyRuleUpdate } from './ip-policy-rule.schema.js';
 
 /** The canonical form of a CIDR, or the 400 that says what is wrong with it. */
@@ -20,15 +20,8 @@ export function canonicalCidr(text: string): string {
   throw errors.invalidCidr({ cidr: text });
 }
 
-async function requireAdminIfEnforcing(executor: Executor, ctx: RequestContext, policyId: string): Promise<void> {
-  if (ctx.principal.role === 'admin') return;
-  if ((await restrictionsUsing(executor, ctx.scope, policyId)).length > 0) {
-    throw errors.adminRequired({ action: 'change the rules of an IP policy that an IP restriction uses' });
-  }
-}
-
-export function ipPolicyRulesResource(store: Store, onChange: (accountId: string) => void) {
-  return defineResource(store, {
+export function ipPolicyRuleDefinition(onChange: (accountId: string) => void) {
+  return defineResource({
     kind: 'ip_policy_rule',
     title: 'IP policy rule',
     prefix: 'ipr',
@@ -37,6 +30,16 @@ export function ipPolicyRulesResource(store: Store, onChange: (accountId: string
     table: 'ip_policy_rules',
     schemas: { resource: IpPolicyRule, create: IpPolicyRuleCreate, update: IpPolicyRuleUpdate },
     immutable: ['ip_policy_id', 'action'],
+    references: [{ column: 'ip_policy_id', kinds: ['ip_policy'], notFound: policyNotFound('ip_policy_id'), onDelete: 'cascade' }],
+
+    async authorize(ctx, operation, { row, body }, db) {
+      readOnlyMayOnlyRead(ctx, operation);
+      if (operation === 'get' || operation === 'list' || ctx.principal.role === 'admin') return;
+      const policyId = row?.ip_policy_id ?? (body as { ip_policy_id: string }).ip_policy_id;
+      if ((await restrictionsUsing(db, policyId)).length > 0) {
+        throw errors.adminRequired({ action: 'change the rules of an IP policy that an IP restriction uses' });
+      }
+    },
 
     prepare: (_ctx, body) => ({
       row: { cidr: canonicalCidr(body.cidr), action: body.action, ip_policy_id: body.ip_policy_id, ...describedColumns(body) },
@@ -44,31 +47,18 @@ export function ipPolicyRulesResource(store: Store, onChange: (accountId: string
 
     patch: (_ctx, body): Partial<IpPolicyRulesTable> => ({ ...describedChanges(body), ...(body.cidr != null && { cidr: canonicalCidr(body.cidr) }) }),
 
-    toApi: (row: IpPolicyRulesTable, ctx) => ({
+    toApi: (row: IpPolicyRulesTable, view) => ({
       id: row.id,
       created_at: row.created_at,
       description: row.description,
       metadata: row.metadata,
       cidr: row.cidr,
-      ip_policy: { id: row.ip_policy_id, uri: `${ctx.baseUrl}/ip_policies/${row.ip_policy_id}` },
+      ip_policy: view.ref(row.ip_policy_id),
       action: row.action,
     }),
 
     hooks: {
-      async beforeCreate(trx, ctx, row) {
-        await requirePolicies(trx, ctx.scope, 'ip_policy_id', [row.ip_policy_id]);
-        await requireAdminIfEnforcing(trx, ctx, row.ip_policy_id);
-      },
-      async beforeUpdate(trx, ctx, current) {
-        await requireAdminIfEnforcing(trx, ctx, current.ip_policy_id);
-      },
-      async afterWrite(trx, ctx) {
-        await bumpIpRevision(trx, ctx.scope);
-      },
-      async beforeDelete(trx, ctx, row) {
-        await requireAdminIfEnforcing(trx, ctx, row.ip_policy_id);
-        await bumpIpRevision(trx, ctx.scope);
-      },
+      afterWrite: (db) => bumpIpRevision(db),
       afterCommit(ctx) {
         onChange(ctx.scope.accountId);
       },

@@ -3,15 +3,16 @@
 // round trip. Each account's entry is re-validated at most once a second by reading the
 // account's IP revision (one indexed read), so a change made on another instance takes effect
 // here within 2 s; a change made here drops the entry at once.
-import { IpMatcher, type Rule } from '../../lib/ip/cidr.js';
+import type { IpScreen, Scope, Verdict } from '../../core/context.js';
+import { IpMatcher } from '../../lib/ip/cidr.js';
 import { toBool } from '../../db/schema.js';
-import { read, type Scope, type Store } from '../../db/store.js';
+import { scopedRead, type ScopedDb } from '../../db/scoped.js';
+import type { Store } from '../../db/store.js';
 import { readIpRevision } from '../ip-policies/ip-revision.js';
 
 const REVALIDATE_MS = 1000;
 const MAX_ACCOUNTS = 10_000;
 
-export type Verdict = { allowed: true } | { allowed: false; enforced: boolean; restrictionId: string };
 
 interface Compiled {
   revision: number;
@@ -21,7 +22,7 @@ interface Compiled {
 
 const ALLOWED: Verdict = { allowed: true };
 
-export class ApiIpGuard {
+export class ApiIpGuard implements IpScreen {
   private readonly compiled = new Map<string, Compiled>();
 
   constructor(private readonly store: Store, private readonly now: () => number = Date.now) {}
@@ -39,33 +40,24 @@ export class ApiIpGuard {
   }
 
   private async refresh(scope: Scope, entry: Compiled | undefined): Promise<Compiled> {
-    const fresh = await read(async () => {
-      const revision = await readIpRevision(this.store.db, scope);
+    const fresh = await scopedRead(this.store, scope, async (db) => {
+      const revision = await readIpRevision(db);
       if (entry && entry.revision === revision) return { ...entry, checkedAt: this.now() };
-      return { revision, checkedAt: this.now(), restriction: await this.load(scope) };
+      return { revision, checkedAt: this.now(), restriction: await load(db) };
     });
     if (this.compiled.size >= MAX_ACCOUNTS) this.compiled.clear();
     this.compiled.set(scope.accountId, fresh);
     return fresh;
   }
+}
 
-  private async load(scope: Scope): Promise<Compiled['restriction']> {
-    const restriction = await this.store.db
-      .selectFrom('ip_restrictions')
-      .select(['id', 'enforced'])
-      .where('account_id', '=', scope.accountId)
-      .where('type', '=', 'api')
-      .executeTakeFirst();
-    if (!restriction) return null;
-    const rules: Rule[] = await this.store.db
-      .selectFrom('ip_policy_rules as r')
-      .innerJoin('ip_restriction_policies as p', 'p.ip_policy_id', 'r.ip_policy_id')
-      .select(['r.cidr', 'r.action'])
-      .where('p.ip_restriction_id', '=', restriction.id)
-      .where('r.account_id', '=', scope.accountId)
-      .execute();
-    return { id: restriction.id, enforced: toBool(restriction.enforced), matcher: new IpMatcher(rules) };
-  }
+/** The account's `api` restriction compiled into a matcher, or null when it has none. */
+async function load(db: ScopedDb): Promise<Compiled['restriction']> {
+  const [restriction] = await db.select('ip_restrictions', { type: 'api' });
+  if (!restriction) return null;
+  const policies = await db.select('ip_restriction_policies', { ip_restriction_id: restriction.id });
+  const rules = await db.select('ip_policy_rules', { ip_policy_id: policies.map((p) => p.ip_policy_id) });
+  return { id: restriction.id, enforced: toBool(restriction.enforced), matcher: new IpMatcher(rules) };
 }
 
 function verdict(entry: Compiled, ip: string): Verdict {

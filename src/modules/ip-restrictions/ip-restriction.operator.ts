@@ -1,7 +1,8 @@
 // Operator access to IP restrictions, for the CLI: an account that locked itself out of its
 // own API can always be recovered by someone with access to the store.
 import { toBool } from '../../db/schema.js';
-import { read, withTx, type Store } from '../../db/store.js';
+import { scopedRead, scopedTx } from '../../db/scoped.js';
+import type { Store } from '../../db/store.js';
 import { bumpIpRevision } from '../ip-policies/ip-revision.js';
 
 export interface RestrictionSummary {
@@ -16,9 +17,9 @@ export class IpRestrictionOperator {
   constructor(private readonly store: Store) {}
 
   async list(accountId: string): Promise<RestrictionSummary[]> {
-    return read(async () => {
-      const rows = await this.store.db.selectFrom('ip_restrictions').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
-      const links = rows.length === 0 ? [] : await this.store.db.selectFrom('ip_restriction_policies').selectAll().where('ip_restriction_id', 'in', rows.map((r) => r.id)).orderBy('position').execute();
+    return scopedRead(this.store, { accountId }, async (db) => {
+      const rows = await db.select('ip_restrictions', {}, { orderBy: ['id'] });
+      const links = await db.select('ip_restriction_policies', { ip_restriction_id: rows.map((r) => r.id) }, { orderBy: ['position'] });
       return rows.map((r) => ({
         id: r.id,
         type: r.type,
@@ -29,17 +30,14 @@ export class IpRestrictionOperator {
     });
   }
 
-  /** Deletes one restriction (by id) or the account's restriction of a type; false when none matched. */
+  /** Deletes one restriction (by id) or the account's restriction of a type; undefined when none matched. */
   async delete(accountId: string, which: { id?: string; type?: string }): Promise<string | undefined> {
-    return withTx(this.store, async (trx) => {
-      let query = trx.selectFrom('ip_restrictions').select('id').where('account_id', '=', accountId);
-      if (which.id) query = query.where('id', '=', which.id);
-      if (which.type) query = query.where('type', '=', which.type as never);
-      const row = await query.executeTakeFirst();
+    return scopedTx(this.store, { accountId }, async (db) => {
+      const [row] = await db.select('ip_restrictions', { ...(which.id && { id: which.id }), ...(which.type && { type: which.type as never }) });
       if (!row) return undefined;
-      await trx.deleteFrom('ip_restriction_policies').where('ip_restriction_id', '=', row.id).execute();
-      await trx.deleteFrom('ip_restrictions').where('id', '=', row.id).execute();
-      await bumpIpRevision(trx, { accountId });
+      await db.delete('ip_restriction_policies', { ip_restriction_id: row.id });
+      await db.delete('ip_restrictions', { id: row.id });
+      await bumpIpRevision(db);
       return row.id;
     });
   }

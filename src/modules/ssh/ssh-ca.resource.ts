@@ -6,10 +6,9 @@ import { promisify } from 'node:util';
 import { errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { describedColumns } from '../../core/schema.js';
-import { defineResource } from '../../crud/resource.js';
-import { findById } from '../../crud/store.js';
+import { defineResource } from '../../crud/definition.js';
+import type { ScopedDb } from '../../db/scoped.js';
 import type { SshCertificateAuthoritiesTable } from '../../db/schema.js';
-import type { Executor, Scope, Store } from '../../db/store.js';
 import type { Sealer } from '../../lib/crypto/sealer.js';
 import { authorizedKeysLine, CURVES, toSshPublicKey, type SshPublicKey } from '../../lib/ssh/keys.js';
 import { SshCertificateAuthority, SshCertificateAuthorityCreate, SshCertificateAuthorityUpdate } from './ssh.schema.js';
@@ -34,9 +33,9 @@ const CA_KEY_CACHE_SIZE = 1000;
 const caKeys = new Map<string, CaKey>();
 
 /** The CA's private key, unsealed, or undefined when the id is no CA of the account. */
-export async function loadCaKey(executor: Executor, sealer: Sealer, scope: Scope, caId: string): Promise<CaKey | undefined> {
+export async function loadCaKey(db: ScopedDb, sealer: Sealer, caId: string): Promise<CaKey | undefined> {
   if (!/^sshca_[0-9A-Za-z]{27}$/.test(caId)) return undefined;
-  const row = await findById<SshCertificateAuthoritiesTable>(executor, scope, 'ssh_certificate_authorities', caId);
+  const row = await db.find('ssh_certificate_authorities', caId);
   if (!row) return undefined;
   const cacheKey = `${row.id}:${row.private_key_sealed}`;
   let ca = caKeys.get(cacheKey);
@@ -49,8 +48,8 @@ export async function loadCaKey(executor: Executor, sealer: Sealer, scope: Scope
   return ca;
 }
 
-export function sshCertificateAuthoritiesResource(store: Store, sealer: Sealer) {
-  return defineResource(store, {
+export function sshCertificateAuthorityDefinition(sealer: Sealer) {
+  return defineResource({
     kind: 'ssh_certificate_authority',
     title: 'SSH certificate authority',
     prefix: 'sshca',
@@ -58,6 +57,7 @@ export function sshCertificateAuthoritiesResource(store: Store, sealer: Sealer) 
     listKey: 'ssh_certificate_authorities',
     table: 'ssh_certificate_authorities',
     schemas: { resource: SshCertificateAuthority, create: SshCertificateAuthorityCreate, update: SshCertificateAuthorityUpdate },
+    inUse: (id, certificates) => errors.sshCaInUse({ id, certificates }),
 
     async prepare(_ctx, body) {
       const type = body.private_key_type ?? 'ed25519';
@@ -80,16 +80,5 @@ export function sshCertificateAuthoritiesResource(store: Store, sealer: Sealer) 
     },
 
     toApi: (row: SshCertificateAuthoritiesTable) => ({ id: row.id, created_at: row.created_at, description: row.description, metadata: row.metadata, public_key: row.public_key, key_type: row.key_type }),
-
-    hooks: {
-      async beforeDelete(trx, ctx, row) {
-        let count = 0;
-        for (const table of ['ssh_user_certificates', 'ssh_host_certificates'] as const) {
-          const r = await trx.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', ctx.scope.accountId).where('ssh_certificate_authority_id', '=', row.id).executeTakeFirst();
-          count += Number(r?.n ?? 0);
-        }
-        if (count > 0) throw errors.sshCaInUse({ id: row.id, certificates: count });
-      },
-    },
   });
 }

@@ -1,15 +1,14 @@
 // SSH user and host certificates. Everything slow (loading and unsealing the CA key, signing)
-// happens before the transaction; the transaction only checks that the CA still exists and
-// inserts the row. The certificate's key id is the resource id.
+// happens before the transaction; the transaction only checks that the CA still exists (a
+// declared reference) and inserts the row. The certificate's key id is the resource id.
 import { errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { rfc3339 } from '../../core/time.js';
 import type { RequestContext } from '../../core/context.js';
 import { describedColumns } from '../../core/schema.js';
-import { defineResource } from '../../crud/resource.js';
-import { exists } from '../../crud/store.js';
+import { defineResource, type ColumnReference } from '../../crud/definition.js';
+import type { ScopedDb } from '../../db/scoped.js';
 import type { SshHostCertificatesTable, SshUserCertificatesTable } from '../../db/schema.js';
-import type { Store } from '../../db/store.js';
 import type { Sealer } from '../../lib/crypto/sealer.js';
 import { certificateLine, signCertificate, type CertificateType } from '../../lib/ssh/certificate.js';
 import { KeyError, parseAuthorizedKey } from '../../lib/ssh/keys.js';
@@ -32,7 +31,7 @@ interface CertificateBody {
 }
 
 /** Signs the request and returns the columns of the new certificate row. */
-async function issue(store: Store, sealer: Sealer, ctx: RequestContext, type: CertificateType, prefix: string, body: CertificateBody) {
+async function issue(db: ScopedDb, sealer: Sealer, ctx: RequestContext, type: CertificateType, prefix: string, body: CertificateBody) {
   let subject;
   try {
     subject = parseAuthorizedKey(body.public_key);
@@ -45,7 +44,7 @@ async function issue(store: Store, sealer: Sealer, ctx: RequestContext, type: Ce
   const options = type === 'user' ? criticalOptions(body.critical_options ?? {}) : {};
   const exts = type === 'user' ? extensions(body.extensions ?? DEFAULT_EXTENSIONS) : {};
 
-  const ca = await loadCaKey(store.db, sealer, ctx.scope, body.ssh_certificate_authority_id);
+  const ca = await loadCaKey(db, sealer, body.ssh_certificate_authority_id);
   if (!ca) throw errors.sshCaNotFound({ id: body.ssh_certificate_authority_id });
   const id = newId(prefix);
   const cert = signCertificate(ca.key, { type, subject, keyId: id, principals, validAfter: after, validBefore: until, criticalOptions: options, extensions: exts }, ca.publicKey);
@@ -80,40 +79,38 @@ const common = (row: SshHostCertificatesTable) => ({
   certificate: row.certificate,
 });
 
-const caStillThere = {
-  async beforeCreate(trx: Parameters<typeof exists>[0], ctx: RequestContext, row: { ssh_certificate_authority_id: string }) {
-    if (!(await exists(trx, ctx.scope, 'ssh_certificate_authorities', row.ssh_certificate_authority_id))) throw errors.sshCaNotFound({ id: row.ssh_certificate_authority_id });
-  },
+const signedBy: ColumnReference<SshHostCertificatesTable> = {
+  column: 'ssh_certificate_authority_id',
+  kinds: ['ssh_certificate_authority'],
+  notFound: (id) => errors.sshCaNotFound({ id }),
+  onDelete: 'restrict',
 };
 
-const userSchemas = { resource: S.SshUserCertificate, create: S.SshUserCertificateCreate, update: S.SshCertificateUpdate };
-const hostSchemas = { resource: S.SshHostCertificate, create: S.SshHostCertificateCreate, update: S.SshCertificateUpdate };
-
-export function sshCertificateResources(store: Store, sealer: Sealer) {
-  const user = defineResource<SshUserCertificatesTable, typeof userSchemas>(store, {
+export function sshCertificateDefinitions(sealer: Sealer) {
+  const user = defineResource({
     kind: 'ssh_user_certificate',
     title: 'SSH user certificate',
     prefix: 'sucrt',
     path: '/ssh_user_certificates',
     listKey: 'ssh_user_certificates',
     table: 'ssh_user_certificates',
-    schemas: userSchemas,
-    prepare: async (ctx, body) => (await issue(store, sealer, ctx, 'user', 'sucrt', body)) as { id: string; row: Omit<SshUserCertificatesTable, 'id' | 'account_id' | 'created_at'> },
+    schemas: { resource: S.SshUserCertificate, create: S.SshUserCertificateCreate, update: S.SshCertificateUpdate },
+    references: [signedBy],
+    prepare: async (ctx, body, db) => (await issue(db, sealer, ctx, 'user', 'sucrt', body)) as { id: string; row: Omit<SshUserCertificatesTable, 'id' | 'account_id' | 'created_at'> },
     toApi: (row: SshUserCertificatesTable) => ({ ...common(row), critical_options: JSON.parse(row.critical_options), extensions: JSON.parse(row.extensions) }),
-    hooks: caStillThere,
   });
 
-  const host = defineResource<SshHostCertificatesTable, typeof hostSchemas>(store, {
+  const host = defineResource({
     kind: 'ssh_host_certificate',
     title: 'SSH host certificate',
     prefix: 'shcrt',
     path: '/ssh_host_certificates',
     listKey: 'ssh_host_certificates',
     table: 'ssh_host_certificates',
-    schemas: hostSchemas,
-    prepare: async (ctx, body) => (await issue(store, sealer, ctx, 'host', 'shcrt', body)) as { id: string; row: Omit<SshHostCertificatesTable, 'id' | 'account_id' | 'created_at'> },
+    schemas: { resource: S.SshHostCertificate, create: S.SshHostCertificateCreate, update: S.SshCertificateUpdate },
+    references: [signedBy],
+    prepare: async (ctx, body, db) => (await issue(db, sealer, ctx, 'host', 'shcrt', body)) as { id: string; row: Omit<SshHostCertificatesTable, 'id' | 'account_id' | 'created_at'> },
     toApi: (row: SshHostCertificatesTable) => common(row),
-    hooks: caStillThere,
   });
 
   return { sshUserCertificates: user, sshHostCertificates: host };

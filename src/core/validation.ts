@@ -1,0 +1,112 @@
+// Schema validation: two Ajv instances (bodies are never coerced, so "5" is not a number; query
+// strings are, so limit=10 is), the `x-max-bytes` keyword for UTF-8 byte limits, and the
+// translation of Ajv's errors into the catalogue with the offending field and value named.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { ApiError, errors } from './errors.js';
+
+// ajv-formats is CommonJS with its plugin on `default`.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
+
+function makeAjv(coerceTypes: boolean) {
+  const ajv = new Ajv({ coerceTypes, allErrors: false, verbose: true, strict: false, removeAdditional: false, useDefaults: false });
+  addFormats(ajv);
+  ajv.addKeyword({
+    keyword: 'x-max-bytes',
+    type: 'string',
+    schemaType: 'number',
+    validate: (max: number, data: string) => Buffer.byteLength(data, 'utf8') <= max,
+    errors: false,
+  });
+  return ajv;
+}
+
+const bodyAjv = makeAjv(false);
+const queryAjv = makeAjv(true);
+
+/** A validator for one part of a request: bodies are never coerced, query strings and paths are. */
+export function compileValidator(schema: object, part: 'body' | 'querystring' | 'params' | 'headers'): ValidateFunction {
+  return (part === 'body' ? bodyAjv : queryAjv).compile(schema);
+}
+
+function render(value: unknown): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return text === undefined ? 'nothing' : text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+function jsonType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+  return typeof value;
+}
+
+/** `/backend/enabled` → `backend.enabled`; `/hostports/0` → `hostports[0]`. */
+function fieldName(instancePath: string, extra?: string): string {
+  const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (extra !== undefined) parts.push(extra);
+  return parts.reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '');
+}
+
+function bodyError(e: ErrorObject, at = ''): ApiError {
+  const field = at + fieldName(e.instancePath);
+  const schema = e.parentSchema as { type?: string; enum?: string[]; maxLength?: number; 'x-max-bytes'?: number; properties?: Record<string, unknown> } | undefined;
+  switch (e.keyword) {
+    case 'additionalProperties': {
+      const name = (e.params as { additionalProperty: string }).additionalProperty;
+      return errors.unknownField({ field: at + fieldName(e.instancePath, name), supported: Object.keys(schema?.properties ?? {}) });
+    }
+    case 'required':
+      return errors.invalidField({ field: at + fieldName(e.instancePath, (e.params as { missingProperty: string }).missingProperty), problem: 'is required' });
+    case 'maxLength':
+    case 'x-max-bytes': {
+      const max = schema?.['x-max-bytes'] ?? schema?.maxLength ?? 0;
+      const bytes = Buffer.byteLength(String(e.data), 'utf8');
+      if (field === 'description') return errors.descriptionTooLong({ max, bytes });
+      if (field === 'metadata') return errors.metadataTooLong({ max, bytes });
+      return errors.invalidField({ field, problem: `is limited to ${max} bytes; you sent ${bytes}` });
+    }
+    case 'type':
+      if (!field) return errors.invalidField({ field: 'request body', problem: `must be a JSON object; got ${jsonType(e.data)}` });
+      if (field === at) return errors.invalidField({ field: at.replace(/\.$/, ''), problem: `must be a JSON object; got ${jsonType(e.data)}` });
+      return errors.invalidField({ field, problem: `must be ${(e.params as { type: string }).type}; got ${jsonType(e.data)} ${render(e.data)}` });
+    case 'enum':
+      return errors.invalidField({ field, problem: `must be one of ${(schema?.enum ?? []).join(', ')}; got '${render(e.data)}'` });
+    case 'minLength':
+      return errors.invalidField({ field, problem: (e.params as { limit: number }).limit === 1 ? 'must not be empty' : `must be at least ${(e.params as { limit: number }).limit} characters` });
+    default:
+      return errors.invalidField({ field: field || 'request body', problem: `${e.message ?? 'is invalid'}; got ${render(e.data)}` });
+  }
+}
+
+function queryError(e: ErrorObject): ApiError {
+  if (e.keyword === 'additionalProperties') {
+    const schema = e.parentSchema as { properties?: Record<string, unknown> } | undefined;
+    return errors.unknownQueryParameter({ name: (e.params as { additionalProperty: string }).additionalProperty, supported: Object.keys(schema?.properties ?? {}) });
+  }
+  const name = fieldName(e.instancePath);
+  if (name === 'limit') return errors.invalidLimit({ value: render(e.data) });
+  return errors.invalidField({ field: name, problem: `${e.message ?? 'is invalid'}; got ${render(e.data)}` });
+}
+
+/**
+ * A body already parsed as JSON, checked against `schema` (compiled once): the first failure as
+ * the catalogue entry that names it, with field names prefixed by `at` (e.g. "module.").
+ */
+export function bodyValidator<T>(schema: object): (value: unknown, at?: string) => T {
+  const validate = bodyAjv.compile(schema);
+  return (value, at = '') => {
+    if (!validate(value)) throw bodyError(validate.errors![0]!, at);
+    return value as T;
+  };
+}
+
+/** Fastify's validation failure → the catalogue entry that names what was wrong. */
+export function validationToApiError(validation: ErrorObject[], context: string): ApiError {
+  // With nullable fields Ajv reports every branch of the anyOf; the first error is the real one.
+  const first = validation[0]!;
+  if (context === 'querystring') return queryError(first);
+  // The only path parameter is an id; one too long to be any id is simply not found.
+  if (context === 'params') return errors.notFound({ title: 'resource', id: render(first.data) });
+  return bodyError(first);
+}

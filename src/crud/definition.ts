@@ -1,0 +1,149 @@
+// What a resource kind declares. The generic service (resource.ts) and routes (routes.ts) turn a
+// definition into create / get / list / update / delete with every convention of the API; the
+// registry (kinds.ts) turns the references that definitions declare into Ref rendering, one
+// existence check for referenced ids and one "still in use" check on delete.
+import type { Static, TObject } from '@sinclair/typebox';
+import type { RequestContext } from '../core/context.js';
+import type { ApiError } from '../core/errors.js';
+import type { Ref } from '../core/schema.js';
+import type { OwnedTable, RowOf, ScopedDb } from '../db/scoped.js';
+
+export type Operation = 'create' | 'get' | 'list' | 'update' | 'delete';
+export const ALL_OPERATIONS: readonly Operation[] = ['create', 'get', 'list', 'update', 'delete'];
+export const isWrite = (operation: Operation) => operation === 'create' || operation === 'update' || operation === 'delete';
+
+export interface ResourceSchemas {
+  resource: TObject;
+  create: TObject;
+  update: TObject;
+}
+
+/** A row as resources see it: a table row with `id`, `account_id` and `created_at`. */
+export type ResourceTable = { [T in OwnedTable]: RowOf<T> extends { id: string; created_at: string } ? T : never }[OwnedTable];
+
+/** What a response is rendered with: the request's context and Refs by id. */
+export interface View extends RequestContext {
+  /** `{ id, uri }` of any resource, its address found from the id's prefix. */
+  ref(id: string): Ref;
+}
+
+/** A column of this kind's table that holds the id of another resource. */
+export interface ColumnReference<Row> {
+  column: keyof Row & string;
+  /** Kinds (by name) the id may be of; an id of another prefix fails the existence check. */
+  kinds: readonly string[];
+  /** The 400 for an id that is no resource of those kinds in the account. */
+  notFound(id: string): ApiError;
+  /** When the referenced resource is deleted: refuse (409 naming this row) or delete this row too. */
+  onDelete: 'restrict' | 'cascade';
+}
+
+/** One entry of a list stored in a join table: the referenced id and, where the table has one, a weight. */
+export interface LinkItem {
+  id: string;
+  weight: number | null;
+}
+
+/** The join tables; each has the owner column, the target column, account_id and position. */
+export type JoinTable = 'ip_restriction_policies' | 'backend_links';
+
+/** A body field stored as rows of a join table (`ip_policy_ids`, `backends`). */
+export interface LinkField<Value> {
+  table: JoinTable;
+  /** The column holding this resource's id. */
+  from: string;
+  /** The column holding the referenced id. */
+  to: string;
+  /** Whether the table has a `weight` column. */
+  weighted?: boolean;
+  kinds: readonly string[];
+  notFound(id: string): ApiError;
+  /** The body's value as ordered items; refuses bad values (counts, duplicates) before any query. */
+  parse(value: Value): LinkItem[];
+  /** Checks that need the database beyond existence (a cycle), inside the transaction. */
+  check?(db: ScopedDb, ownerId: string, items: readonly LinkItem[]): Promise<void>;
+}
+
+type CreateBody<S extends ResourceSchemas> = Static<S['create']>;
+type UpdateBody<S extends ResourceSchemas> = Static<S['update']>;
+
+export type LinkFields<S extends ResourceSchemas> = { [K in keyof CreateBody<S>]?: LinkField<NonNullable<CreateBody<S>[K]>> };
+/** A row with the items of each link field, read from the join tables. */
+export type WithLinks<Row, L> = Row & { [K in keyof L]: LinkItem[] };
+
+export interface Prepared<Row> {
+  row: Omit<Row, 'id' | 'account_id' | 'created_at'>;
+  /** Merged into the create response only (a token shown once). */
+  reveal?: Record<string, unknown>;
+  /** A pre-allocated id, when prepare needed it (an API key's token embeds its id). */
+  id?: string;
+}
+
+/** What an operation acts on, for authorization: the stored row and the request body, when there are. */
+export interface Subject<Row> {
+  row?: Row;
+  body?: unknown;
+}
+
+export interface ResourceDefinition<T extends ResourceTable, S extends ResourceSchemas, L extends LinkFields<S> = Record<never, never>> {
+  /** snake_case singular, used in operation ids (`api_key.create`) and in references. */
+  kind: string;
+  /** Human name used in messages: "API key". */
+  title: string;
+  prefix: string;
+  /** The collection's path; a parent's id is a parameter: `/edges/https/:edge_id/routes`. */
+  path: string;
+  /** The list's key in list responses; required when the kind has a list. */
+  listKey?: string;
+  table: T;
+  schemas: S;
+  /** The operations this kind has (default: all five). */
+  operations?: readonly Operation[];
+  /** A kind that lives under another: its path parameter, the column that holds the parent's id, the parent's kind. */
+  parent?: { param: string; column: keyof RowOf<T> & string; kind: string };
+  /** The resource's `uri`: an absolute address (default) or the path alone. */
+  uri?: 'absolute' | 'path';
+  /** Fields accepted at creation that a PATCH may not send (400 fieldNotUpdatable). */
+  immutable?: readonly string[];
+  references?: readonly ColumnReference<RowOf<T>>[];
+  links?: L;
+  /** The 409 when something still references a resource of this kind that is being deleted. */
+  inUse?(id: string, referrers: readonly string[]): ApiError;
+  /**
+   * The one authorization decision for every operation of the kind (default: read_only may only
+   * read). Called with the stored row for get, update and delete, and with the body for create
+   * and update; inside the transaction for writes, so what it reads through `db` holds.
+   */
+  authorize?(ctx: RequestContext, operation: Operation, subject: Subject<RowOf<T>>, db: ScopedDb): void | Promise<void>;
+  /**
+   * The columns of a new row from the create body. Runs before the transaction: slow or
+   * non-database work (key generation, hashing, signing) belongs here; `db` reads the account.
+   */
+  prepare(ctx: RequestContext, body: CreateBody<S>, db: ScopedDb): Promise<Prepared<RowOf<T>>> | Prepared<RowOf<T>>;
+  /** Columns to change from a PATCH body; by default every non-null body field that is not a link. */
+  patch?(ctx: RequestContext, body: UpdateBody<S>, current: RowOf<T>): Partial<RowOf<T>>;
+  /** The API shape of a row; `uri` is added by the core. */
+  toApi(row: WithLinks<RowOf<T>, L>, view: View): Omit<Static<S['resource']>, 'uri'>;
+  hooks?: {
+    /** Checks that need the database, inside the transaction (conflicts the schema cannot see). */
+    beforeCreate?(db: ScopedDb, ctx: RequestContext, row: RowOf<T>): Promise<void>;
+    beforeUpdate?(db: ScopedDb, ctx: RequestContext, current: RowOf<T>, changes: Partial<RowOf<T>>): Promise<void>;
+    beforeDelete?(db: ScopedDb, ctx: RequestContext, row: RowOf<T>): Promise<void>;
+    /** After any change is written, in the same transaction (revision counters). */
+    afterWrite?(db: ScopedDb, ctx: RequestContext, row: RowOf<T>, operation: 'create' | 'update' | 'delete'): Promise<void>;
+    /** After a successful commit: cache invalidation and the like. */
+    afterCommit?(ctx: RequestContext, operation: 'create' | 'update' | 'delete', row: RowOf<T>): void;
+    /** Translate a unique violation of this table into the resource's own 409. */
+    onUniqueViolation?(target: string, row: Partial<RowOf<T>>): ApiError | undefined;
+  };
+}
+
+/** Declares a resource kind; the identity function, there for type inference. */
+export function defineResource<T extends ResourceTable, S extends ResourceSchemas, L extends LinkFields<S> = Record<never, never>>(
+  definition: ResourceDefinition<T, S, L>,
+): ResourceDefinition<T, S, L> {
+  return definition;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a list of definitions of different kinds
+export type AnyDefinition = ResourceDefinition<any, any, any>;
