@@ -9,6 +9,12 @@ import type { PathIds, Resource, ResourceSchemas } from './resource.js';
 
 const PathParam = Type.String({ maxLength: 200 });
 
+/** "a" or "an" before a title, by its sound: "an API key", "an SSH CA", "a bot user". */
+function withArticle(title: string): string {
+  const spelledOut = /^[A-Z]{2}/.test(title) && 'FHLMNRSX'.includes(title[0]!);
+  return `${/^[aeiouAEIOU]/.test(title) || spelledOut ? 'an' : 'a'} ${title}`;
+}
+
 /** The path parameters of a collection (the parent's, if any) and of one item (plus `id`). */
 function pathSchemas(parentParam: string | undefined) {
   const collection = Type.Object(parentParam ? { [parentParam]: PathParam } : {});
@@ -38,7 +44,7 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
 
   if (operations.has('create')) {
     app.post(d.path, {
-      schema: { operationId: `${d.kind}.create`, tags, summary: `Create a ${d.title}`, params: params.collection, querystring: NoQuery, body: d.schemas.create, response: { 201: d.schemas.resource, ...conflict } },
+      schema: { operationId: `${d.kind}.create`, tags, summary: `Create ${withArticle(d.title)}`, params: params.collection, querystring: NoQuery, body: d.schemas.create, response: { 201: d.schemas.resource, ...conflict } },
       config,
       handler: async (request, reply) => reply.code(201).send(await resource.create(request.ctx, request.body as Static<S['create']>, ids(request.params))),
     });
@@ -53,14 +59,14 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
 
   if (operations.has('get')) {
     app.get(itemPath, {
-      schema: { operationId: `${d.kind}.get`, tags, summary: `Get a ${d.title}`, params: params.item, querystring: NoQuery, response: { 200: d.schemas.resource, ...errorResponses() } },
+      schema: { operationId: `${d.kind}.get`, tags, summary: `Get ${withArticle(d.title)}`, params: params.item, querystring: NoQuery, response: { 200: d.schemas.resource, ...errorResponses() } },
       handler: async (request) => resource.get(request.ctx, ids(request.params)),
     });
   }
 
   if (operations.has('update')) {
     app.patch(itemPath, {
-      schema: { operationId: `${d.kind}.update`, tags, summary: `Update a ${d.title}`, params: params.item, querystring: NoQuery, body: updateBody(d.schemas.update), response: { 200: d.schemas.resource, ...conflict } },
+      schema: { operationId: `${d.kind}.update`, tags, summary: `Update ${withArticle(d.title)}`, params: params.item, querystring: NoQuery, body: updateBody(d.schemas.update), response: { 200: d.schemas.resource, ...conflict } },
       config,
       handler: async (request) => resource.update(request.ctx, ids(request.params), request.body as Static<S['update']> & { id?: string }),
     });
@@ -68,7 +74,7 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
 
   if (operations.has('delete')) {
     app.delete(itemPath, {
-      schema: { operationId: `${d.kind}.delete`, tags, summary: `Delete a ${d.title}`, params: params.item, querystring: NoQuery, response: { 204: EmptyBody, ...conflict } },
+      schema: { operationId: `${d.kind}.delete`, tags, summary: `Delete ${withArticle(d.title)}`, params: params.item, querystring: NoQuery, response: { 204: EmptyBody, ...conflict } },
       config,
       handler: async (request, reply) => {
         await resource.remove(request.ctx, ids(request.params));

@@ -1,11 +1,15 @@
 // OpenAPI 3.1 at GET /openapi.json, generated from the same schemas that validate and serialize.
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
+import { ErrorBody } from '../core/schema.js';
 
 type Doc = { paths?: Record<string, Record<string, { parameters?: unknown[]; security?: unknown[] }>> };
 
 export async function registerOpenApi(app: FastifyInstance, baseUrl: () => string): Promise<void> {
+  // Shared schemas are named components of the document, under their $id.
+  app.addSchema(ErrorBody);
   await app.register(swagger, {
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     openapi: {
       openapi: '3.1.0',
       info: {

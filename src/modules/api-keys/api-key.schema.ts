@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Body, DescribedCreate, DescribedPatch, IdString, Nullable, Timestamp, Uri } from '../../core/schema.js';
+import { Body, DescribedCreate, DescribedPatch, IdString, OrNull, Timestamp, Uri } from '../../core/schema.js';
 
 export const ApiKey = Type.Object({
   id: Type.String({ description: 'ak_…' }),
@@ -7,7 +7,7 @@ export const ApiKey = Type.Object({
   description: Type.String(),
   metadata: Type.String(),
   created_at: Timestamp,
-  token: Nullable(Type.String({ description: 'the bearer token; only in the response to creation' })),
+  token: OrNull(Type.String({ description: 'the bearer token; only in the response to creation' })),
   owner_id: Type.String({ description: 'user (usr_…) or bot user (bot_…) that owns the key' }),
 }, { description: 'API key' });
 
