@@ -8,7 +8,7 @@ import type { RequestContext } from '../core/context.js';
 import { ApiError, errors } from '../core/errors.js';
 import { hasPrefix, newId } from '../core/ids.js';
 import { rfc3339 } from '../core/time.js';
-import { ScopedDb, type RowOf } from '../db/scoped.js';
+import { ScopedDb, scopedReader, type RowOf } from '../db/scoped.js';
 import { read, withTx, type Executor, type Store } from '../db/store.js';
 import { isWrite, type AnyDefinition, type LinkField, type LinkItem, type Operation, type ResourceDefinition, type ResourceSchemas, type ResourceTable, type View } from './definition.js';
 
@@ -84,6 +84,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
   const parentKind = d.parent ? kinds.named(d.parent.kind) : undefined;
 
   const scoped = (executor: Executor, ctx: RequestContext) => new ScopedDb(executor, ctx.scope, store.dialect);
+  const reader = (ctx: RequestContext) => scopedReader(store, ctx.scope);
   const view = (ctx: RequestContext): View => ({ ...ctx, ref: (id: string) => kinds.ref(ctx.baseUrl, id) });
   const collectionPath = (path: PathIds) => (d.parent ? d.path.replace(`:${d.parent.param}`, path.parentId ?? '') : d.path);
   const uriOf = (ctx: RequestContext, path: PathIds, id: string) => `${d.uri === 'path' ? '' : ctx.baseUrl}${collectionPath(path)}/${id}`;
@@ -114,7 +115,11 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
     return rows.map((row) => ({ ...row, ...Object.fromEntries(read.map(([name, items]) => [name, items.get(row.id) ?? []])) }));
   };
 
-  const present = (row: Row, ctx: RequestContext, path: PathIds) => ({ ...d.toApi(row, view(ctx)), uri: uriOf(ctx, path, row.id) }) as Static<S['resource']>;
+  const present = (row: Row, v: View, path: PathIds) => {
+    const shown = d.toApi(row, v) as Record<string, unknown>;
+    shown.uri = uriOf(v, path, row.id);
+    return shown as Static<S['resource']>;
+  };
 
   /** Column references of the row that are set, checked to exist in the account. */
   const checkReferences = async (db: ScopedDb, row: Record<string, unknown>) => {
@@ -144,7 +149,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
     async create(ctx, body, path = {}) {
       const bodyObject = body as Record<string, unknown>;
       const parsed = parseLinks(bodyObject);
-      const prepared = await d.prepare(ctx, body, scoped(store.reader, ctx));
+      const prepared = await d.prepare(ctx, body, reader(ctx));
       const row = { ...prepared.row, ...(d.parent && { [d.parent.column]: path.parentId }), id: prepared.id ?? newId(prefix), account_id: ctx.scope.accountId, created_at: rfc3339(ctx.now) } as Row;
       let shown: Row;
       try {
@@ -164,17 +169,17 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
         throw translateConflict(d, error, row);
       }
       d.hooks?.afterCommit?.(ctx, 'create', row);
-      return { ...present(shown, ctx, path), ...prepared.reveal };
+      return { ...present(shown, view(ctx), path), ...prepared.reveal };
     },
 
     async get(ctx, path) {
-      const db = scoped(store.reader, ctx);
+      const db = reader(ctx);
       const row = await read(async () => {
         const found = await load(db, path);
         await authorize(ctx, 'get', { row: found }, db);
         return (await expand(db, [found]))[0]!;
       });
-      return present(row, ctx, path);
+      return present(row, view(ctx), path);
     },
 
     async list(ctx, query, path = {}) {
@@ -184,7 +189,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
       // A cursor is a position, not a reference: any well-formed id of this kind will do, whether
       // or not it still exists, and it is only compared with the ids of this account.
       if (beforeId !== undefined && !hasPrefix(beforeId, prefix)) throw errors.invalidBeforeId({ value: beforeId, prefix });
-      const db = scoped(store.reader, ctx);
+      const db = reader(ctx);
       const { rows, hasMore } = await read(async () => {
         await loadParent(db, path);
         await authorize(ctx, 'list', {}, db);
@@ -194,8 +199,9 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
       });
       const listUri = `${d.uri === 'path' ? '' : ctx.baseUrl}${collectionPath(path)}`;
       const last = rows[rows.length - 1];
+      const v = view(ctx);
       return {
-        [d.listKey!]: rows.map((row) => present(row, ctx, path)),
+        [d.listKey!]: rows.map((row) => present(row, v, path)),
         uri: listUri,
         next_page_uri: hasMore && last ? `${listUri}?before_id=${last.id}&limit=${limit}` : null,
       };
@@ -229,7 +235,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
         throw translateConflict(d, error, attempted);
       }
       d.hooks?.afterCommit?.(ctx, 'update', updated! as unknown as RowOf<T>);
-      return present(updated!, ctx, path);
+      return present(updated!, view(ctx), path);
     },
 
     async remove(ctx, path) {

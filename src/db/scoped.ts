@@ -52,11 +52,6 @@ function prepare(dialect: Dialect, key: string, executor: Executor, build: (db: 
   return entry;
 }
 
-async function run<R>(executor: Executor, query: Prepared, values: Record<string, unknown>): Promise<R[]> {
-  const result = await executor.executeQuery<R>(CompiledQuery.raw(query.sql, query.slots.map((name) => values[name])));
-  return result.rows;
-}
-
 const slot = (name: string) => new Slot(name) as unknown as string;
 
 /** `column = value` (or `in`) for each entry of the filter. */
@@ -72,19 +67,29 @@ function where<Q>(query: Q, filter: Record<string, unknown>): Q {
 
 const matchesNothing = (filter: Record<string, unknown>) => Object.values(filter).some((v) => Array.isArray(v) && v.length === 0);
 
+type ReadRows = <R>(sql: string, parameters: readonly unknown[]) => Promise<R[]>;
+
 export class ScopedDb {
+  /** `readRows`: for a reader, how the compiled queries run without the query builder. */
   constructor(
     private readonly executor: Executor,
     readonly scope: Scope,
     private readonly dialect: Dialect,
+    private readonly readRows?: ReadRows,
   ) {}
+
+  private run<R>(query: Prepared, values: Record<string, unknown>): Promise<R[]> {
+    const parameters = query.slots.map((name) => values[name]);
+    if (this.readRows) return this.readRows<R>(query.sql, parameters);
+    return this.executor.executeQuery<R>(CompiledQuery.raw(query.sql, parameters)).then((result) => result.rows);
+  }
 
   /** The row with this id in the account, or undefined. */
   async find<T extends OwnedTable>(table: T, id: string): Promise<RowOf<T> | undefined> {
     const query = prepare(this.dialect, `find:${table}`, this.executor, (db) =>
       db.selectFrom(table as string).selectAll().where('account_id', '=', slot('account')).where('id', '=', slot('id')),
     );
-    return (await run<RowOf<T>>(this.executor, query, { account: this.scope.accountId, id }))[0];
+    return (await this.run<RowOf<T>>(query, { account: this.scope.accountId, id }))[0];
   }
 
   /**
@@ -100,7 +105,7 @@ export class ScopedDb {
       if (beforeId !== undefined) q = q.where('id', '<', slot('before'));
       return q.orderBy('id', 'desc').limit(slot('limit') as unknown as number);
     });
-    const rows = await run<RowOf<T>>(this.executor, query, { account: this.scope.accountId, equal: equal?.value, before: beforeId, limit: page.limit + 1 });
+    const rows = await this.run<RowOf<T>>(query, { account: this.scope.accountId, equal: equal?.value, before: beforeId, limit: page.limit + 1 });
     const hasMore = rows.length > page.limit;
     return { rows: hasMore ? rows.slice(0, page.limit) : rows, hasMore };
   }
@@ -159,7 +164,7 @@ export class ScopedDb {
 
 /** Reads of one account outside a transaction (they see every committed change). */
 export function scopedReader(store: Store, scope: Scope): ScopedDb {
-  return new ScopedDb(store.reader, scope, store.dialect);
+  return new ScopedDb(store.reader, scope, store.dialect, store.readRows);
 }
 
 /** One transaction over one account's rows, with the store's error translation. */

@@ -22,16 +22,21 @@ export interface Store {
    * SQLite a second connection (WAL readers never wait for the writer), on PostgreSQL the pool.
    */
   readonly reader: Kysely<Database>;
+  /**
+   * The rows of one compiled read on the reader, without the query builder: for the queries
+   * that every request runs (ScopedDb compiles them once). PostgreSQL keeps them prepared.
+   */
+  readRows<R>(sql: string, parameters: readonly unknown[]): Promise<R[]>;
   close(): Promise<void>;
 }
 
 export function openStore(database: Config['database'], options: { schema?: string } = {}): Store {
   if (database.kind === 'postgres') {
-    const { db, close } = openPostgres(database.url, options);
-    return { dialect: 'postgres', db, reader: db, close };
+    const { db, readRows, close } = openPostgres(database.url, options);
+    return { dialect: 'postgres', db, reader: db, readRows, close };
   }
-  const { db, reader, close } = openSqlite(database.file);
-  return { dialect: 'sqlite', db, reader, close };
+  const { db, reader, readRows, close } = openSqlite(database.file);
+  return { dialect: 'sqlite', db, reader, readRows, close };
 }
 
 export async function migrate(store: Store): Promise<string[]> {

@@ -1,10 +1,14 @@
 // PostgreSQL through node-postgres. `schema` (used by the tests) puts every table of this
 // store in its own schema, so that concurrent runs against one database never meet.
 import { Kysely, PostgresDialect } from 'kysely';
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Database } from '../schema.js';
 
-export function openPostgres(url: string, options: { schema?: string; max?: number } = {}): { db: Kysely<Database>; pool: pg.Pool; close: () => Promise<void> } {
+export function openPostgres(
+  url: string,
+  options: { schema?: string; max?: number } = {},
+): { db: Kysely<Database>; pool: pg.Pool; readRows: <R>(sql: string, parameters: readonly unknown[]) => Promise<R[]>; close: () => Promise<void> } {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
@@ -15,7 +19,14 @@ export function openPostgres(url: string, options: { schema?: string; max?: numb
   // that would crash the process. The next query reports the outage as a 503.
   pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, pool, close: () => db.destroy() };
+  // Named statements are parsed and planned once per connection instead of on every request.
+  const names = new Map<string, string>();
+  const readRows = async <R>(sql: string, parameters: readonly unknown[]): Promise<R[]> => {
+    let name = names.get(sql);
+    if (!name) names.set(sql, (name = `ep_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`));
+    return (await pool.query({ name, text: sql, values: parameters as unknown[] })).rows as R[];
+  };
+  return { db, pool, readRows, close: () => db.destroy() };
 }
 
 export function postgresUniqueTarget(error: unknown): string | undefined {

@@ -132,22 +132,37 @@ function connect(file: string, readonly: boolean): BetterSqlite3.Database {
   return raw;
 }
 
+/** A read on a connection no transaction holds: better-sqlite3 is synchronous, so nothing can interleave. */
+function rowReader(connection: Wrapped) {
+  return <R>(sql: string, parameters: readonly unknown[]): Promise<R[]> => {
+    try {
+      return Promise.resolve(connection.prepare(sql).all(parameters) as R[]);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+}
+
 /**
  * Two connections: `db` for transactions and writes, `reader` for reads outside transactions.
  * In WAL mode the reader sees every committed change and never an open transaction's, and it
  * need not wait while a write transaction holds the writer (an in-memory database has one).
  */
-export function openSqlite(file: string): { db: Kysely<Database>; reader: Kysely<Database>; close: () => Promise<void> } {
+export function openSqlite(file: string): { db: Kysely<Database>; reader: Kysely<Database>; readRows: <R>(sql: string, parameters: readonly unknown[]) => Promise<R[]>; close: () => Promise<void> } {
   if (file === ':memory:') {
+    // One connection: reads must wait for the transaction that holds it, so they go through the driver.
     const db = new Kysely<Database>({ dialect: new EdgeplaneSqliteDialect(wrap(connect(file, false))) });
-    return { db, reader: db, close: () => db.destroy() };
+    const readRows = async <R>(sql: string, parameters: readonly unknown[]) => (await db.executeQuery<R>(CompiledQuery.raw(sql, [...parameters]))).rows;
+    return { db, reader: db, readRows, close: () => db.destroy() };
   }
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const db = new Kysely<Database>({ dialect: new EdgeplaneSqliteDialect(wrap(connect(file, false))) });
-  const reader = new Kysely<Database>({ dialect: new EdgeplaneSqliteDialect(wrap(connect(file, true))) });
+  const readConnection = wrap(connect(file, true));
+  const reader = new Kysely<Database>({ dialect: new EdgeplaneSqliteDialect(readConnection) });
   return {
     db,
     reader,
+    readRows: rowReader(readConnection),
     async close() {
       await reader.destroy();
       await db.destroy();
