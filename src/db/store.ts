@@ -6,9 +6,10 @@ import type { Config } from '../config.js';
 import { isPostgresConnectionError, isPostgresForeignKeyError, openPostgres, postgresUniqueTarget } from './dialects/postgres.js';
 import { isSqliteForeignKeyError, openSqlite, sqliteUniqueTarget } from './dialects/sqlite.js';
 import { migrationProvider } from './migrations/index.js';
+import type { Dialect } from './dialect.js';
 import type { Database } from './schema.js';
 
-export type Dialect = 'sqlite' | 'postgres';
+export type { Dialect };
 export type Executor = Kysely<Database> | Transaction<Database>;
 
 export type { Scope } from '../core/context.js';

@@ -1,0 +1,2 @@
+// The two stores edgeplane runs on.
+export type Dialect = 'sqlite' | 'postgres';
