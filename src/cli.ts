@@ -25,7 +25,9 @@ commands:
                                           out reach its API again (running servers see it within 2 s)
 
 settings (environment variable, or the flag that overrides it):
-${Object.values(SETTINGS).map(([env, flag, what]) => `  ${env.padEnd(24)} ${flag.padEnd(16)} ${what}`).join('\n')}
+${Object.values(SETTINGS)
+  .map(([env, flag, what]) => `  ${env.padEnd(24)} ${flag.padEnd(16)} ${what}`)
+  .join('\n')}
 `;
 
 const settingFlags = Object.fromEntries(Object.values(SETTINGS).map(([, flag]) => [flag.slice(2), { type: 'string' as const }]));
@@ -61,7 +63,16 @@ async function run(argv: string[]): Promise<void> {
     args: argv,
     allowPositionals: true,
     strict: true,
-    options: { ...settingFlags, name: { type: 'string' }, account: { type: 'string' }, role: { type: 'string' }, id: { type: 'string' }, type: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      ...settingFlags,
+      name: { type: 'string' },
+      account: { type: 'string' },
+      role: { type: 'string' },
+      id: { type: 'string' },
+      type: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   const [command, sub] = positionals;
   const raw = settingsFrom(values);
@@ -118,7 +129,10 @@ async function run(argv: string[]): Promise<void> {
     const restrictions = await withStore(raw, (_a, store) => new IpRestrictionOperator(store).list(accountId));
     if (json) process.stdout.write(JSON.stringify({ ip_restrictions: restrictions }) + '\n');
     else if (restrictions.length === 0) process.stdout.write(`account ${accountId} has no IP restrictions\n`);
-    else process.stdout.write(restrictions.map((r) => `${r.id}\t${r.type}\t${r.enforced ? 'enforced' : 'warn only'}\t${r.ip_policy_ids.join(',')}`).join('\n') + '\n');
+    else
+      process.stdout.write(
+        restrictions.map((r) => `${r.id}\t${r.type}\t${r.enforced ? 'enforced' : 'warn only'}\t${r.ip_policy_ids.join(',')}`).join('\n') + '\n',
+      );
     return;
   }
   if (command === 'ip-restrictions' && sub === 'delete') {
@@ -134,7 +148,12 @@ async function run(argv: string[]): Promise<void> {
 }
 
 run(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof ConfigError || error instanceof InputError || error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+  if (
+    error instanceof ConfigError ||
+    error instanceof InputError ||
+    error instanceof UsageError ||
+    (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+  ) {
     process.stderr.write(`edgeplane: ${(error as Error).message}\n`);
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) process.stderr.write(`\n${USAGE}`);
     process.exit(2);

@@ -31,7 +31,11 @@ export const SETTINGS = {
   tls: ['EDGEPLANE_TLS', '--tls', '"off" serves plain HTTP (behind a TLS proxy); default on'],
   logLevel: ['EDGEPLANE_LOG_LEVEL', '--log-level', 'fatal, error, warn, info (default), debug, trace or silent'],
   trustedProxies: ['EDGEPLANE_TRUSTED_PROXIES', '--trusted-proxies', 'comma-separated CIDRs of proxies whose X-Forwarded-For is believed'],
-  masterKey: ['EDGEPLANE_MASTER_KEY', '--master-key', '32-byte key (base64 or hex) sealing private keys at rest; default: <data dir>/master.key, created on first start'],
+  masterKey: [
+    'EDGEPLANE_MASTER_KEY',
+    '--master-key',
+    '32-byte key (base64 or hex) sealing private keys at rest; default: <data dir>/master.key, created on first start',
+  ],
   bootstrap: ['EDGEPLANE_BOOTSTRAP', '--bootstrap', '"off" skips creating the default account on an empty store'],
 } as const;
 
@@ -111,10 +115,16 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
   }
 
   const trustedProxies: string[] = [];
-  for (const entry of (raw.trustedProxies ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
+  for (const entry of (raw.trustedProxies ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
     const parsed = parseCidr(entry.includes('/') ? entry : `${entry}/${entry.includes(':') ? 128 : 32}`);
     if (parsed.ok) trustedProxies.push(parsed.cidr);
-    else problems.push(`EDGEPLANE_TRUSTED_PROXIES: '${entry}' is not an IP address or a CIDR in network form${parsed.problem === 'not-network' ? ` (did you mean ${parsed.suggestion}?)` : ''}`);
+    else
+      problems.push(
+        `EDGEPLANE_TRUSTED_PROXIES: '${entry}' is not an IP address or a CIDR in network form${parsed.problem === 'not-network' ? ` (did you mean ${parsed.suggestion}?)` : ''}`,
+      );
   }
 
   if (problems.length > 0) throw new ConfigError(problems);

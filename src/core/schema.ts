@@ -39,7 +39,9 @@ export const ListQuery = Type.Object(
   {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'page size, 1 to 100 (default 100)' })),
     before_id: Type.Optional(Type.String({ maxLength: ID_MAX_LENGTH, description: 'a position: return items older than this id, which need not still exist' })),
-    beforeId: Type.Optional(Type.String({ maxLength: ID_MAX_LENGTH, description: 'the same as before_id (the official TypeScript client sends it); give only one' })),
+    beforeId: Type.Optional(
+      Type.String({ maxLength: ID_MAX_LENGTH, description: 'the same as before_id (the official TypeScript client sends it); give only one' }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -43,14 +43,18 @@ function jsonType(value: unknown): string {
 
 /** `/backend/enabled` → `backend.enabled`; `/hostports/0` → `hostports[0]`. */
 function fieldName(instancePath: string, extra?: string): string {
-  const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (extra !== undefined) parts.push(extra);
   return parts.reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '');
 }
 
 function bodyError(e: ErrorObject, at = ''): ApiError {
   const field = at + fieldName(e.instancePath);
-  const schema = e.parentSchema as { type?: string; enum?: string[]; maxLength?: number; 'x-max-bytes'?: number; properties?: Record<string, unknown> } | undefined;
+  const schema = e.parentSchema as
+    { type?: string; enum?: string[]; maxLength?: number; 'x-max-bytes'?: number; properties?: Record<string, unknown> } | undefined;
   switch (e.keyword) {
     case 'additionalProperties': {
       const name = (e.params as { additionalProperty: string }).additionalProperty;
@@ -73,7 +77,10 @@ function bodyError(e: ErrorObject, at = ''): ApiError {
     case 'enum':
       return errors.invalidField({ field, problem: `must be one of ${(schema?.enum ?? []).join(', ')}; got '${render(e.data)}'` });
     case 'minLength':
-      return errors.invalidField({ field, problem: (e.params as { limit: number }).limit === 1 ? 'must not be empty' : `must be at least ${(e.params as { limit: number }).limit} characters` });
+      return errors.invalidField({
+        field,
+        problem: (e.params as { limit: number }).limit === 1 ? 'must not be empty' : `must be at least ${(e.params as { limit: number }).limit} characters`,
+      });
     default:
       return errors.invalidField({ field: field || 'request body', problem: `${e.message ?? 'is invalid'}; got ${render(e.data)}` });
   }
@@ -82,7 +89,10 @@ function bodyError(e: ErrorObject, at = ''): ApiError {
 function queryError(e: ErrorObject): ApiError {
   if (e.keyword === 'additionalProperties') {
     const schema = e.parentSchema as { properties?: Record<string, unknown> } | undefined;
-    return errors.unknownQueryParameter({ name: (e.params as { additionalProperty: string }).additionalProperty, supported: Object.keys(schema?.properties ?? {}) });
+    return errors.unknownQueryParameter({
+      name: (e.params as { additionalProperty: string }).additionalProperty,
+      supported: Object.keys(schema?.properties ?? {}),
+    });
   }
   const name = fieldName(e.instancePath);
   if (name === 'limit') return errors.invalidLimit({ value: render(e.data) });

@@ -107,15 +107,27 @@ export class Kinds {
 }
 
 /** Reads each owner's items of a link field: one query for a whole page of owners. */
-export async function readLinks(db: ScopedDb, link: { table: OwnedTable; from: string; to: string; weighted?: boolean }, ownerIds: readonly string[]): Promise<Map<string, LinkItem[]>> {
-  const rows = (await db.select(link.table, { [link.from]: ownerIds } as never, { orderBy: [link.from, 'position'] as never })) as unknown as Record<string, unknown>[];
+export async function readLinks(
+  db: ScopedDb,
+  link: { table: OwnedTable; from: string; to: string; weighted?: boolean },
+  ownerIds: readonly string[],
+): Promise<Map<string, LinkItem[]>> {
+  const rows = (await db.select(link.table, { [link.from]: ownerIds } as never, { orderBy: [link.from, 'position'] as never })) as unknown as Record<
+    string,
+    unknown
+  >[];
   const out = new Map<string, LinkItem[]>(ownerIds.map((id) => [id, []]));
   for (const row of rows) out.get(row[link.from] as string)!.push({ id: row[link.to] as string, weight: link.weighted ? Number(row.weight) : null });
   return out;
 }
 
 /** Replaces an owner's items of a link field. */
-export async function writeLinks(db: ScopedDb, link: { table: OwnedTable; from: string; to: string; weighted?: boolean }, ownerId: string, items: readonly LinkItem[]): Promise<void> {
+export async function writeLinks(
+  db: ScopedDb,
+  link: { table: OwnedTable; from: string; to: string; weighted?: boolean },
+  ownerId: string,
+  items: readonly LinkItem[],
+): Promise<void> {
   await db.delete(link.table, { [link.from]: ownerId } as never);
   const rows = items.map((item, position) => ({ [link.from]: ownerId, [link.to]: item.id, position, ...(link.weighted && { weight: item.weight }) }));
   await db.insert(link.table, rows as never);

@@ -10,7 +10,17 @@ import { hasPrefix, newId } from '../core/ids.js';
 import { rfc3339 } from '../core/time.js';
 import { ScopedDb, scopedReader, type RowOf } from '../db/scoped.js';
 import { read, withTx, type Executor, type Store } from '../db/store.js';
-import { isWrite, type AnyDefinition, type LinkField, type LinkItem, type Operation, type ResourceDefinition, type ResourceSchemas, type ResourceTable, type View } from './definition.js';
+import {
+  isWrite,
+  type AnyDefinition,
+  type LinkField,
+  type LinkItem,
+  type Operation,
+  type ResourceDefinition,
+  type ResourceSchemas,
+  type ResourceTable,
+  type View,
+} from './definition.js';
 
 export type { ResourceSchemas };
 import { readLinks, writeLinks, type Kinds } from './kinds.js';
@@ -64,9 +74,13 @@ function translateConflict(definition: AnyDefinition, error: unknown, row: Recor
   if (!(error instanceof Error)) return error;
   if (error.name === 'UniqueViolation') {
     const target = (error as unknown as { target: string }).target;
-    return definition.hooks?.onUniqueViolation?.(target, row) ?? errors.conflict({ title: definition.title, reason: `it would duplicate a value that must be unique (${target})` });
+    return (
+      definition.hooks?.onUniqueViolation?.(target, row) ??
+      errors.conflict({ title: definition.title, reason: `it would duplicate a value that must be unique (${target})` })
+    );
   }
-  if (error.name === 'ForeignKeyViolation') return errors.conflict({ title: definition.title, reason: 'a resource it names was deleted at the same time, or one being deleted is still named' });
+  if (error.name === 'ForeignKeyViolation')
+    return errors.conflict({ title: definition.title, reason: 'a resource it names was deleted at the same time, or one being deleted is still named' });
   return error;
 }
 
@@ -137,7 +151,12 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
   const writeLinkFields = async (db: ScopedDb, ownerId: string, parsed: readonly (readonly [string, LinkItem[]])[]) => {
     for (const [name, items] of parsed) {
       const link = links[name]!;
-      await kinds.requireExisting(db, items.map((i) => i.id), link.kinds, link.notFound);
+      await kinds.requireExisting(
+        db,
+        items.map((i) => i.id),
+        link.kinds,
+        link.notFound,
+      );
       await link.check?.(db, ownerId, items);
       await writeLinks(db, link, ownerId, items);
     }
@@ -150,7 +169,13 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
       const bodyObject = body as Record<string, unknown>;
       const parsed = parseLinks(bodyObject);
       const prepared = await d.prepare(ctx, body, reader(ctx));
-      const row = { ...prepared.row, ...(d.parent && { [d.parent.column]: path.parentId }), id: prepared.id ?? newId(prefix), account_id: ctx.scope.accountId, created_at: rfc3339(ctx.now) } as Row;
+      const row = {
+        ...prepared.row,
+        ...(d.parent && { [d.parent.column]: path.parentId }),
+        id: prepared.id ?? newId(prefix),
+        account_id: ctx.scope.accountId,
+        created_at: rfc3339(ctx.now),
+      } as Row;
       let shown: Row;
       try {
         shown = await withTx(store, async (trx) => {

@@ -25,7 +25,10 @@ function pathSchemas(parentParam: string | undefined) {
 /** Every official client sends the resource's id in the body of an update; it is accepted when it is the path's. */
 function updateBody(update: TObject) {
   return Type.Object(
-    { ...update.properties, id: Type.Optional(Type.String({ maxLength: ID_MAX_LENGTH, description: 'the id in the path, as the official clients send it; any other is refused' })) },
+    {
+      ...update.properties,
+      id: Type.Optional(Type.String({ maxLength: ID_MAX_LENGTH, description: 'the id in the path, as the official clients send it; any other is refused' })),
+    },
     { additionalProperties: false },
   );
 }
@@ -44,7 +47,15 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
 
   if (operations.has('create')) {
     app.post(d.path, {
-      schema: { operationId: `${d.kind}.create`, tags, summary: `Create ${withArticle(d.title)}`, params: params.collection, querystring: NoQuery, body: d.schemas.create, response: { 201: d.schemas.resource, ...conflict } },
+      schema: {
+        operationId: `${d.kind}.create`,
+        tags,
+        summary: `Create ${withArticle(d.title)}`,
+        params: params.collection,
+        querystring: NoQuery,
+        body: d.schemas.create,
+        response: { 201: d.schemas.resource, ...conflict },
+      },
       config,
       handler: async (request, reply) => reply.code(201).send(await resource.create(request.ctx, request.body as Static<S['create']>, ids(request.params))),
     });
@@ -52,21 +63,43 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
 
   if (operations.has('list')) {
     app.get(d.path, {
-      schema: { operationId: `${d.kind}.list`, tags, summary: `List ${d.title}s, newest first`, params: params.collection, querystring: ListQuery, response: { 200: ListEnvelope(d.listKey!, d.schemas.resource), ...errorResponses() } },
+      schema: {
+        operationId: `${d.kind}.list`,
+        tags,
+        summary: `List ${d.title}s, newest first`,
+        params: params.collection,
+        querystring: ListQuery,
+        response: { 200: ListEnvelope(d.listKey!, d.schemas.resource), ...errorResponses() },
+      },
       handler: async (request) => resource.list(request.ctx, request.query, ids(request.params)),
     });
   }
 
   if (operations.has('get')) {
     app.get(itemPath, {
-      schema: { operationId: `${d.kind}.get`, tags, summary: `Get ${withArticle(d.title)}`, params: params.item, querystring: NoQuery, response: { 200: d.schemas.resource, ...errorResponses() } },
+      schema: {
+        operationId: `${d.kind}.get`,
+        tags,
+        summary: `Get ${withArticle(d.title)}`,
+        params: params.item,
+        querystring: NoQuery,
+        response: { 200: d.schemas.resource, ...errorResponses() },
+      },
       handler: async (request) => resource.get(request.ctx, ids(request.params)),
     });
   }
 
   if (operations.has('update')) {
     app.patch(itemPath, {
-      schema: { operationId: `${d.kind}.update`, tags, summary: `Update ${withArticle(d.title)}`, params: params.item, querystring: NoQuery, body: updateBody(d.schemas.update), response: { 200: d.schemas.resource, ...conflict } },
+      schema: {
+        operationId: `${d.kind}.update`,
+        tags,
+        summary: `Update ${withArticle(d.title)}`,
+        params: params.item,
+        querystring: NoQuery,
+        body: updateBody(d.schemas.update),
+        response: { 200: d.schemas.resource, ...conflict },
+      },
       config,
       handler: async (request) => resource.update(request.ctx, ids(request.params), request.body as Static<S['update']> & { id?: string }),
     });
@@ -74,7 +107,14 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
 
   if (operations.has('delete')) {
     app.delete(itemPath, {
-      schema: { operationId: `${d.kind}.delete`, tags, summary: `Delete ${withArticle(d.title)}`, params: params.item, querystring: NoQuery, response: { 204: EmptyBody, ...conflict } },
+      schema: {
+        operationId: `${d.kind}.delete`,
+        tags,
+        summary: `Delete ${withArticle(d.title)}`,
+        params: params.item,
+        querystring: NoQuery,
+        response: { 204: EmptyBody, ...conflict },
+      },
       config,
       handler: async (request, reply) => {
         await resource.remove(request.ctx, ids(request.params));

@@ -87,7 +87,11 @@ export class ScopedDb {
   /** The row with this id in the account, or undefined. */
   async find<T extends OwnedTable>(table: T, id: string): Promise<RowOf<T> | undefined> {
     const query = prepare(this.dialect, `find:${table}`, this.executor, (db) =>
-      db.selectFrom(table as string).selectAll().where('account_id', '=', slot('account')).where('id', '=', slot('id')),
+      db
+        .selectFrom(table as string)
+        .selectAll()
+        .where('account_id', '=', slot('account'))
+        .where('id', '=', slot('id')),
     );
     return (await this.run<RowOf<T>>(query, { account: this.scope.accountId, id }))[0];
   }
@@ -96,11 +100,17 @@ export class ScopedDb {
    * One page of the account's rows, newest (highest id) first, optionally only those older than
    * `beforeId` and with `column = value` for the given filter; `hasMore` says an older row exists.
    */
-  async page<T extends OwnedTable>(table: T, page: { limit: number; beforeId?: string; equal?: { column: Column<T>; value: string } }): Promise<{ rows: RowOf<T>[]; hasMore: boolean }> {
+  async page<T extends OwnedTable>(
+    table: T,
+    page: { limit: number; beforeId?: string; equal?: { column: Column<T>; value: string } },
+  ): Promise<{ rows: RowOf<T>[]; hasMore: boolean }> {
     const { beforeId, equal } = page;
     const key = `page:${table}:${beforeId === undefined ? '' : 'before'}:${equal?.column ?? ''}`;
     const query = prepare(this.dialect, key, this.executor, (db) => {
-      let q = db.selectFrom(table as string).selectAll().where('account_id', '=', slot('account'));
+      let q = db
+        .selectFrom(table as string)
+        .selectAll()
+        .where('account_id', '=', slot('account'));
       if (equal) q = q.where(equal.column as string, '=', slot('equal'));
       if (beforeId !== undefined) q = q.where('id', '<', slot('before'));
       return q.orderBy('id', 'desc').limit(slot('limit') as unknown as number);
@@ -116,7 +126,13 @@ export class ScopedDb {
 
   async select<T extends OwnedTable>(table: T, filter: Filter<T>, options: SelectOptions<T> = {}): Promise<RowOf<T>[]> {
     if (matchesNothing(filter)) return [];
-    let query = where(loose(this.executor).selectFrom(table as string).selectAll().where('account_id', '=', this.scope.accountId), filter);
+    let query = where(
+      loose(this.executor)
+        .selectFrom(table as string)
+        .selectAll()
+        .where('account_id', '=', this.scope.accountId),
+      filter,
+    );
     for (const column of options.orderBy ?? []) query = query.orderBy(column, options.descending ? 'desc' : 'asc');
     if (options.limit !== undefined) query = query.limit(options.limit);
     return (await query.execute()) as RowOf<T>[];
@@ -124,7 +140,13 @@ export class ScopedDb {
 
   async count<T extends OwnedTable>(table: T, filter: Filter<T>): Promise<number> {
     if (matchesNothing(filter)) return 0;
-    const query = where(loose(this.executor).selectFrom(table as string).select((eb) => eb.fn.countAll().as('n')).where('account_id', '=', this.scope.accountId), filter);
+    const query = where(
+      loose(this.executor)
+        .selectFrom(table as string)
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('account_id', '=', this.scope.accountId),
+      filter,
+    );
     const row = (await query.executeTakeFirst()) as { n: number | string | bigint } | undefined;
     return Number(row?.n ?? 0);
   }
@@ -141,14 +163,25 @@ export class ScopedDb {
   /** Changes the matching rows; returns how many matched. */
   async update<T extends OwnedTable>(table: T, filter: Filter<T>, changes: Partial<NewRow<T>>): Promise<number> {
     if (Object.keys(changes).length === 0 || matchesNothing(filter)) return 0;
-    const query = where(loose(this.executor).updateTable(table as string).set(changes as Record<string, unknown>).where('account_id', '=', this.scope.accountId), filter);
+    const query = where(
+      loose(this.executor)
+        .updateTable(table as string)
+        .set(changes as Record<string, unknown>)
+        .where('account_id', '=', this.scope.accountId),
+      filter,
+    );
     return Number((await query.executeTakeFirst()).numUpdatedRows);
   }
 
   /** Deletes the matching rows; returns how many there were. */
   async delete<T extends OwnedTable>(table: T, filter: Filter<T>): Promise<number> {
     if (matchesNothing(filter)) return 0;
-    const query = where(loose(this.executor).deleteFrom(table as string).where('account_id', '=', this.scope.accountId), filter);
+    const query = where(
+      loose(this.executor)
+        .deleteFrom(table as string)
+        .where('account_id', '=', this.scope.accountId),
+      filter,
+    );
     return Number((await query.executeTakeFirst()).numDeletedRows);
   }
 

@@ -49,7 +49,10 @@ export async function migrate(store: Store): Promise<string[]> {
 
 /** A unique index was violated; `target` is the index name (`<table>_<columns>_key`). */
 export class UniqueViolation extends Error {
-  constructor(readonly target: string, override readonly cause: unknown) {
+  constructor(
+    readonly target: string,
+    override readonly cause: unknown,
+  ) {
     super(`unique violation on ${target}`);
     this.name = 'UniqueViolation';
   }

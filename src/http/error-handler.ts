@@ -36,9 +36,10 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, error: A
 /** Errors the router raises before any hook runs (Fastify's `frameworkErrors` option). */
 export function frameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const path = request.url.split('?')[0]!;
-  const apiError = error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-    ? errors.notFound({ title: 'resource', id: path.slice(path.lastIndexOf('/') + 1, path.lastIndexOf('/') + 81) })
-    : errors.malformedRequest({ reason: `the path '${path.slice(0, 100)}' is not a valid URL path` });
+  const apiError =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? errors.notFound({ title: 'resource', id: path.slice(path.lastIndexOf('/') + 1, path.lastIndexOf('/') + 81) })
+      : errors.malformedRequest({ reason: `the path '${path.slice(0, 100)}' is not a valid URL path` });
   return sendError(reply, request, apiError);
 }
 
@@ -48,10 +49,14 @@ export function clientError(error: Error & { code?: string }, socket: Socket): v
     socket.destroy();
     return;
   }
-  const apiError = errors.malformedRequest({ reason: error.code === 'HPE_HEADER_OVERFLOW' ? 'the request headers are too large' : 'it is not well-formed HTTP/1.1' });
+  const apiError = errors.malformedRequest({
+    reason: error.code === 'HPE_HEADER_OVERFLOW' ? 'the request headers are too large' : 'it is not well-formed HTTP/1.1',
+  });
   const operationId = newId('op');
   const body = JSON.stringify({ error_code: apiError.errorCode, status_code: apiError.status, msg: apiError.message, details: { operation_id: operationId } });
-  socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nOperation-Id: ${operationId}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nOperation-Id: ${operationId}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {

@@ -15,12 +15,19 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: () => strin
       info: {
         title: 'edgeplane management API',
         version: '2',
-        description: 'JSON over HTTPS. Every operation but this document needs `Authorization: Bearer <token>` and `Service-Version: 2`. Errors: docs/errors.md.',
+        description:
+          'JSON over HTTPS. Every operation but this document needs `Authorization: Bearer <token>` and `Service-Version: 2`. Errors: docs/errors.md.',
       },
       components: {
         securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'an API key token' } },
         parameters: {
-          ServiceVersion: { name: 'Service-Version', in: 'header', required: true, schema: { type: 'string', enum: ['2'] }, description: 'API version; Ngrok-Version is accepted as a synonym' },
+          ServiceVersion: {
+            name: 'Service-Version',
+            in: 'header',
+            required: true,
+            schema: { type: 'string', enum: ['2'] },
+            description: 'API version; Ngrok-Version is accepted as a synonym',
+          },
         },
       },
       security: [{ bearer: [] }],

@@ -75,11 +75,18 @@ export function registerProtocol(app: FastifyInstance, deps: ProtocolDeps): void
       if (verdict.allowed) return;
       if (verdict.enforced) throw errors.ipRestricted({ ip: request.ip, restrictionId: verdict.restrictionId });
       reply.header('Ip-Restriction-Warning', `${request.ip} is not allowed by IP restriction ${verdict.restrictionId}, which is not enforced`);
-      request.log.warn({ account_id: who.scope.accountId, key_id: who.keyId, ip: request.ip, ip_restriction_id: verdict.restrictionId }, 'request from an address the api IP restriction does not allow (not enforced)');
+      request.log.warn(
+        { account_id: who.scope.accountId, key_id: who.keyId, ip: request.ip, ip_restriction_id: verdict.restrictionId },
+        'request from an address the api IP restriction does not allow (not enforced)',
+      );
     };
     const proceed = (who: Authenticated): void | Promise<void> => {
       const verdict = deps.ipGuard.check(who.scope, request.ip);
-      if (verdict instanceof Promise) return verdict.then((v) => { screen(who, v); admit(who); });
+      if (verdict instanceof Promise)
+        return verdict.then((v) => {
+          screen(who, v);
+          admit(who);
+        });
       screen(who, verdict);
       admit(who);
     };
@@ -90,7 +97,10 @@ export function registerProtocol(app: FastifyInstance, deps: ProtocolDeps): void
       const who = deps.auth.authenticate(request.headers.authorization);
       const outcome = who instanceof Promise ? who.then(proceed) : proceed(who);
       if (!(outcome instanceof Promise)) return done();
-      outcome.then(() => done(), (error: Error) => done(error));
+      outcome.then(
+        () => done(),
+        (error: Error) => done(error),
+      );
     } catch (error) {
       done(error as Error);
     }
@@ -146,17 +156,18 @@ export function registerProtocol(app: FastifyInstance, deps: ProtocolDeps): void
 
   // One line per request, with the operation id (as `operation_id`), and never a header.
   app.addHook('onResponse', (request, reply, done) => {
-    if ((request.log as unknown as Logger).isLevelEnabled('info')) request.log.info(
-      {
-        method: request.method,
-        path: request.url.split('?')[0],
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
-        account_id: request.ctx?.scope.accountId,
-        key_id: request.ctx?.keyId,
-      },
-      'request',
-    );
+    if ((request.log as unknown as Logger).isLevelEnabled('info'))
+      request.log.info(
+        {
+          method: request.method,
+          path: request.url.split('?')[0],
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime * 10) / 10,
+          account_id: request.ctx?.scope.accountId,
+          key_id: request.ctx?.keyId,
+        },
+        'request',
+      );
     done();
   });
 }

@@ -137,7 +137,10 @@ describeEachStore('API keys', (h) => {
       assert.equal(res.status, 403);
       assert.equal(res.json.error_code, 'ERR_EP_635');
     }
-    assert.equal((await reader.get(`/api_keys/${reader.info.keyId}`)).json.description, `first key of ${(await h().deps.store.db.selectFrom('users').select('name').where('id', '=', reader.info.userId).executeTakeFirstOrThrow()).name}`);
+    assert.equal(
+      (await reader.get(`/api_keys/${reader.info.keyId}`)).json.description,
+      `first key of ${(await h().deps.store.db.selectFrom('users').select('name').where('id', '=', reader.info.userId).executeTakeFirstOrThrow()).name}`,
+    );
   });
 
   it('tells apart a missing header, another scheme, a malformed token and a key id', async () => {

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { describeEachStore, type Api } from '../helpers/harness.js';
 
-async function created(api: Api, path: string, body: Record<string, unknown>): Promise<Record<string, any>> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are read field by field
+async function created(api: Api, path: string, body: Record<string, unknown>): Promise<Record<string, any>> {
   const res = await api.post(path, body);
   assert.equal(res.status, 201, `${path}: ${res.text}`);
   return res.json;
@@ -46,7 +47,11 @@ describeEachStore('backends', (h) => {
 
   it('HTTP response: body, lower-cased headers, status code with 200 by default', async () => {
     const api = await h().newAccount();
-    const b = await created(api, '/backends/http_response', { body: '<h1>down</h1>', headers: { 'Content-Type': 'text/html', 'X-Trace': 'a b' }, status_code: 503 });
+    const b = await created(api, '/backends/http_response', {
+      body: '<h1>down</h1>',
+      headers: { 'Content-Type': 'text/html', 'X-Trace': 'a b' },
+      status_code: 503,
+    });
     assert.match(b.id, /^bkdhr_/);
     assert.deepEqual(b.headers, { 'content-type': 'text/html', 'x-trace': 'a b' });
     assert.equal(b.status_code, 503);
@@ -111,7 +116,12 @@ describeEachStore('backends', (h) => {
     assert.deepEqual(reweighted.json.backends, { [a.id]: 0, [b.id]: 10000 });
   });
 
-  for (const [weight, code] of [[-1, 'ERR_EP_6512'], [10001, 'ERR_EP_6512'], [1.5, 'ERR_EP_215'], ['5', 'ERR_EP_215']] as const) {
+  for (const [weight, code] of [
+    [-1, 'ERR_EP_6512'],
+    [10001, 'ERR_EP_6512'],
+    [1.5, 'ERR_EP_215'],
+    ['5', 'ERR_EP_215'],
+  ] as const) {
     it(`weighted: refuses weight ${JSON.stringify(weight)} naming the value and the backend`, async () => {
       const api = await h().newAccount();
       const a = await tg(api);
@@ -177,7 +187,7 @@ describeEachStore('backends', (h) => {
     assert.equal((await api.delete(`/backends/tunnel_group/${leaf.id}`)).status, 204);
   });
 
-  it('answers the wrong kind\'s path with 404: a static backend is not a tunnel group', async () => {
+  it("answers the wrong kind's path with 404: a static backend is not a tunnel group", async () => {
     const api = await h().newAccount();
     const s = await created(api, '/backends/static', { address: 'a:1' });
     assert.equal((await api.get(`/backends/tunnel_group/${s.id}`)).status, 404);

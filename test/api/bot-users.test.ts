@@ -15,7 +15,10 @@ describeEachStore('bot users', (h) => {
     assert.deepEqual((await api.get(`/bot_users/${created.json.id}`)).json, created.json);
     const list = await api.get('/bot_users');
     assert.deepEqual(Object.keys(list.json).sort(), ['bot_users', 'next_page_uri', 'uri']);
-    assert.deepEqual(list.json.bot_users.map((b: { id: string }) => b.id), [created.json.id]);
+    assert.deepEqual(
+      list.json.bot_users.map((b: { id: string }) => b.id),
+      [created.json.id],
+    );
 
     const renamed = await api.patch(`/bot_users/${created.json.id}`, { name: 'pulumi' });
     assert.equal(renamed.json.name, 'pulumi');
@@ -88,7 +91,7 @@ describeEachStore('bot users', (h) => {
     assert.equal((await asBot.post('/bot_users', { name: 'x' })).status, 403);
   });
 
-  it('deletes a bot\'s keys with the bot, in the same transaction', async () => {
+  it("deletes a bot's keys with the bot, in the same transaction", async () => {
     const api = await h().newAccount();
     const bot = await api.post('/bot_users', { name: 'gone' });
     const key = await api.post('/api_keys', { owner_id: bot.json.id });

@@ -6,7 +6,11 @@ import { describeEachStore, rawRequest } from '../helpers/harness.js';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
-function assertError(res: { status: number; json: { error_code: string; status_code: number; msg: string; details: { operation_id: string } }; headers: Headers }, status: number, code: string) {
+function assertError(
+  res: { status: number; json: { error_code: string; status_code: number; msg: string; details: { operation_id: string } }; headers: Headers },
+  status: number,
+  code: string,
+) {
   assert.equal(res.status, status, JSON.stringify(res.json));
   assert.equal(res.json.error_code, code, res.json.msg);
   assert.equal(res.json.status_code, status);
@@ -147,7 +151,10 @@ describeEachStore('conventions', (h) => {
     const viaCamel = await api.get(`/api_keys?beforeId=${newer}&limit=1`);
     const viaSnake = await api.get(`/api_keys?before_id=${newer}&limit=1`);
     assert.equal(viaCamel.status, 200);
-    assert.deepEqual(viaCamel.json.keys.map((k: { id: string }) => k.id), [older]);
+    assert.deepEqual(
+      viaCamel.json.keys.map((k: { id: string }) => k.id),
+      [older],
+    );
     assert.deepEqual(viaCamel.json, viaSnake.json);
   });
 
@@ -171,7 +178,7 @@ describeEachStore('conventions', (h) => {
     for (const id of toDelete) assert.equal((await api.get(`/api_keys/${id}`)).status, 404);
   });
 
-  it('learns nothing about another account from a cursor: its id is only a position among this account\'s ids', async () => {
+  it("learns nothing about another account from a cursor: its id is only a position among this account's ids", async () => {
     const api = await h().newAccount();
     const mine = [(await api.post('/api_keys', {})).json.id];
     const other = await h().newAccount();
@@ -184,7 +191,10 @@ describeEachStore('conventions', (h) => {
     const byMadeUp = await api.get(`/api_keys?before_id=${madeUp}`);
     assert.equal(byForeign.status, 200);
     const older = byForeign.json.keys.map((k: { id: string }) => k.id);
-    assert.ok(older.every((id: string) => id < foreign), 'only older ids of this account');
+    assert.ok(
+      older.every((id: string) => id < foreign),
+      'only older ids of this account',
+    );
     assert.ok(!older.includes(foreign) && older.includes(mine[0]) && !older.includes(mine[1]));
     assert.deepEqual(byMadeUp.json.keys, byForeign.json.keys);
     assert.equal(byMadeUp.json.next_page_uri, byForeign.json.next_page_uri);
@@ -212,14 +222,23 @@ describeEachStore('conventions', (h) => {
     const newestFirst = [...ids].reverse();
 
     const first = await api.get('/api_keys?limit=2');
-    assert.deepEqual(first.json.keys.map((k: { id: string }) => k.id), newestFirst.slice(0, 2));
+    assert.deepEqual(
+      first.json.keys.map((k: { id: string }) => k.id),
+      newestFirst.slice(0, 2),
+    );
     assert.equal(first.json.uri, `${h().baseUrl}/api_keys`);
     assert.equal(first.json.next_page_uri, `${h().baseUrl}/api_keys?before_id=${newestFirst[1]}&limit=2`);
 
     const second = await api.get(first.json.next_page_uri);
-    assert.deepEqual(second.json.keys.map((k: { id: string }) => k.id), newestFirst.slice(2, 4));
+    assert.deepEqual(
+      second.json.keys.map((k: { id: string }) => k.id),
+      newestFirst.slice(2, 4),
+    );
     const third = await api.get(second.json.next_page_uri);
-    assert.deepEqual(third.json.keys.map((k: { id: string }) => k.id), newestFirst.slice(4));
+    assert.deepEqual(
+      third.json.keys.map((k: { id: string }) => k.id),
+      newestFirst.slice(4),
+    );
     assert.equal(third.json.next_page_uri, null);
 
     const exact = await api.get('/api_keys?limit=5');
@@ -267,7 +286,11 @@ describeEachStore('conventions', (h) => {
     const api = (await h().newAccount()).withToken(undefined);
     const res = await api.request('OPTIONS', '/api_keys', {
       noVersion: true,
-      headers: { Origin: 'https://console.example.com', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization, content-type' },
+      headers: {
+        Origin: 'https://console.example.com',
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'authorization, content-type',
+      },
     });
     assert.equal(res.status, 204);
     assert.equal(res.headers.get('access-control-allow-origin'), 'https://console.example.com');
@@ -280,7 +303,17 @@ describeEachStore('conventions', (h) => {
     const api = await h().newAccount();
     assertError(await api.request('DELETE', `/api_keys/${api.info.keyId}`, { body: { x: 1 } }), 400, 'ERR_EP_211');
     // fetch cannot send a GET body; node:http can.
-    assertError(await rawRequest(h().baseUrl, 'GET', '/api_keys', { 'Service-Version': '2', Authorization: `Bearer ${api.token}`, 'Content-Type': 'application/json' }, '{"x":1}'), 400, 'ERR_EP_211');
+    assertError(
+      await rawRequest(
+        h().baseUrl,
+        'GET',
+        '/api_keys',
+        { 'Service-Version': '2', Authorization: `Bearer ${api.token}`, 'Content-Type': 'application/json' },
+        '{"x":1}',
+      ),
+      400,
+      'ERR_EP_211',
+    );
     const key = await api.post('/api_keys', {});
     const emptyDelete = await api.request('DELETE', `/api_keys/${key.json.id}`, { raw: '', headers: { 'Content-Type': 'text/plain' } });
     assert.equal(emptyDelete.status, 204);

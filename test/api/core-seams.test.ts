@@ -33,8 +33,21 @@ const nestedRules = defineResource({
   parent: { param: 'ip_policy_id', column: 'ip_policy_id', kind: 'ip_policy' },
   uri: 'path',
   references: [{ column: 'ip_policy_id', kinds: ['ip_policy'], notFound: (id) => errors.ipPolicyNotFound({ field: 'ip_policy_id', id }), onDelete: 'cascade' }],
-  prepare: (_ctx, body) => ({ row: { cidr: body.cidr, action: body.action, description: '', metadata: '' } as Omit<IpPolicyRulesTable, 'id' | 'account_id' | 'created_at' | 'ip_policy_id'> as never }),
-  toApi: (row: IpPolicyRulesTable, view) => ({ id: row.id, created_at: row.created_at, description: row.description, metadata: row.metadata, cidr: row.cidr, action: row.action, ip_policy: view.ref(row.ip_policy_id) }),
+  prepare: (_ctx, body) => ({
+    row: { cidr: body.cidr, action: body.action, description: '', metadata: '' } as Omit<
+      IpPolicyRulesTable,
+      'id' | 'account_id' | 'created_at' | 'ip_policy_id'
+    > as never,
+  }),
+  toApi: (row: IpPolicyRulesTable, view) => ({
+    id: row.id,
+    created_at: row.created_at,
+    description: row.description,
+    metadata: row.metadata,
+    cidr: row.cidr,
+    action: row.action,
+    ip_policy: view.ref(row.ip_policy_id),
+  }),
 });
 
 /** Rules that name their policy in the body but declare no reference: only the store's foreign key stops a bad one. */

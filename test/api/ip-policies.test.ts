@@ -18,7 +18,10 @@ describeEachStore('IP policies and rules', (h) => {
     assert.deepEqual(Object.keys(created.json).sort(), ['created_at', 'description', 'id', 'metadata', 'uri']);
     assert.deepEqual((await api.get(`/ip_policies/${created.json.id}`)).json, created.json);
     const list = await api.get('/ip_policies');
-    assert.deepEqual(list.json.ip_policies.map((p: { id: string }) => p.id), [created.json.id]);
+    assert.deepEqual(
+      list.json.ip_policies.map((p: { id: string }) => p.id),
+      [created.json.id],
+    );
     assert.equal((await api.patch(`/ip_policies/${created.json.id}`, { description: 'hq' })).json.description, 'hq');
     assert.equal((await api.delete(`/ip_policies/${created.json.id}`)).status, 204);
     assert.equal((await api.get(`/ip_policies/${created.json.id}`)).status, 404);
@@ -35,7 +38,10 @@ describeEachStore('IP policies and rules', (h) => {
     const v6 = await api.post('/ip_policy_rules', { ip_policy_id: ipp, cidr: '2001:DB8:0::/32', action: 'deny' });
     assert.equal(v6.json.cidr, '2001:db8::/32');
     const list = await api.get('/ip_policy_rules');
-    assert.deepEqual(list.json.ip_policy_rules.map((r: { id: string }) => r.id), [v6.json.id, v4.json.id]);
+    assert.deepEqual(
+      list.json.ip_policy_rules.map((r: { id: string }) => r.id),
+      [v6.json.id, v4.json.id],
+    );
   });
 
   it('refuses a CIDR in host form with a suggestion', async () => {
@@ -46,7 +52,14 @@ describeEachStore('IP policies and rules', (h) => {
     assert.match(res.json.msg, /'10\.0\.0\.0\/8'/);
   });
 
-  const invalid: [string, string][] = [['300.1.1.1/8', 'ERR_EP_1406'], ['10.0.0.0/33', 'ERR_EP_1406'], ['::1/129', 'ERR_EP_1406'], ['10.0.0.0', 'ERR_EP_1413'], ['', 'ERR_EP_1406'], ['banana', 'ERR_EP_1406']];
+  const invalid: [string, string][] = [
+    ['300.1.1.1/8', 'ERR_EP_1406'],
+    ['10.0.0.0/33', 'ERR_EP_1406'],
+    ['::1/129', 'ERR_EP_1406'],
+    ['10.0.0.0', 'ERR_EP_1413'],
+    ['', 'ERR_EP_1406'],
+    ['banana', 'ERR_EP_1406'],
+  ];
   for (const [cidr, code] of invalid) {
     it(`refuses cidr ${JSON.stringify(cidr)} with ${code} and writes nothing`, async () => {
       const api = await h().newAccount();
@@ -101,7 +114,7 @@ describeEachStore('IP policies and rules', (h) => {
     assert.equal((await api.patch(`/ip_policy_rules/${rule.id}`, { ip_policy_id: rule.ip_policy.id })).json.error_code, 'ERR_EP_251');
   });
 
-  it('deletes a policy\'s rules with the policy, in the same transaction', async () => {
+  it("deletes a policy's rules with the policy, in the same transaction", async () => {
     const api = await h().newAccount();
     const ipp = await policy(api);
     const rule = (await api.post('/ip_policy_rules', { ip_policy_id: ipp, cidr: '10.0.0.0/8', action: 'allow' })).json;

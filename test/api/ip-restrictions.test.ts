@@ -40,15 +40,25 @@ describeEachStore('IP restrictions', (h) => {
     assert.equal(created.status, 201, created.text);
     assert.match(created.json.id, /^ipx_/);
     assert.equal(created.json.enforced, false, 'a new restriction only warns unless asked to enforce');
-    assert.deepEqual(created.json.ip_policies, [b, a].map((id) => ({ id, uri: `${h().baseUrl}/ip_policies/${id}` })));
+    assert.deepEqual(
+      created.json.ip_policies,
+      [b, a].map((id) => ({ id, uri: `${h().baseUrl}/ip_policies/${id}` })),
+    );
     assert.deepEqual((await api.get(`/ip_restrictions/${created.json.id}`)).json, created.json);
     assert.deepEqual((await api.get('/ip_restrictions')).json.ip_restrictions, [created.json]);
 
     const updated = await api.patch(`/ip_restrictions/${created.json.id}`, { enforced: true, ip_policy_ids: [a] });
     assert.equal(updated.json.enforced, true);
-    assert.deepEqual(updated.json.ip_policies.map((p: { id: string }) => p.id), [a]);
+    assert.deepEqual(
+      updated.json.ip_policies.map((p: { id: string }) => p.id),
+      [a],
+    );
     const described = await api.patch(`/ip_restrictions/${created.json.id}`, { metadata: 'x' });
-    assert.deepEqual(described.json.ip_policies.map((p: { id: string }) => p.id), [a], 'an absent ip_policy_ids is unchanged');
+    assert.deepEqual(
+      described.json.ip_policies.map((p: { id: string }) => p.id),
+      [a],
+      'an absent ip_policy_ids is unchanged',
+    );
     assert.equal((await api.delete(`/ip_restrictions/${created.json.id}`)).status, 204);
     assert.equal((await api.get(`/ip_restrictions/${created.json.id}`)).status, 404);
   });
@@ -85,7 +95,10 @@ describeEachStore('IP restrictions', (h) => {
     const ipx = (await api.post('/ip_restrictions', { type: 'api', ip_policy_ids: [mine] })).json;
     const patch = await api.patch(`/ip_restrictions/${ipx.id}`, { ip_policy_ids: [theirs] });
     assert.equal(patch.json.error_code, 'ERR_EP_1402');
-    assert.deepEqual((await api.get(`/ip_restrictions/${ipx.id}`)).json.ip_policies.map((p: { id: string }) => p.id), [mine]);
+    assert.deepEqual(
+      (await api.get(`/ip_restrictions/${ipx.id}`)).json.ip_policies.map((p: { id: string }) => p.id),
+      [mine],
+    );
   });
 
   it('lets only admins manage restrictions', async () => {
@@ -121,7 +134,10 @@ describeEachStore('IP restrictions', (h) => {
 
   it('lets deny win over allow', async () => {
     const api = await h().newAccount();
-    await restrictApi(api, [['127.0.0.0/8', 'allow'], ['127.0.0.1/32', 'deny']]);
+    await restrictApi(api, [
+      ['127.0.0.0/8', 'allow'],
+      ['127.0.0.1/32', 'deny'],
+    ]);
     assert.equal((await api.get('/api_keys')).json.error_code, 'ERR_EP_220');
   });
 
@@ -163,17 +179,41 @@ describeEachStore('IP restrictions', (h) => {
       const viaSecond = api.at(second.baseUrl);
       assert.equal((await viaSecond.get('/api_keys')).status, 200);
       const ipx = await restrictApi(api, [['10.0.0.0/8', 'allow']]);
-      const blocked = await until('the second instance enforces the new restriction', () => viaSecond.get('/api_keys'), (r) => r.status === 403);
+      const blocked = await until(
+        'the second instance enforces the new restriction',
+        () => viaSecond.get('/api_keys'),
+        (r) => r.status === 403,
+      );
       assert.ok(blocked.after <= 2500);
       assert.equal((await api.delete(`/ip_restrictions/${ipx.id}`)).status, 403, 'locked out here too');
       // A change written by another process (as the CLI does): an allow rule and a revision bump.
       const ipp = ipx.ip_policies[0].id;
-      await h().deps.store.db.insertInto('ip_policy_rules').values({ id: 'ipr_000000000000000000000000001', account_id: api.info.accountId, ip_policy_id: ipp, cidr: '127.0.0.1/32', action: 'allow', description: '', metadata: '', created_at: '2026-01-01T00:00:00Z' }).execute();
+      await h()
+        .deps.store.db.insertInto('ip_policy_rules')
+        .values({
+          id: 'ipr_000000000000000000000000001',
+          account_id: api.info.accountId,
+          ip_policy_id: ipp,
+          cidr: '127.0.0.1/32',
+          action: 'allow',
+          description: '',
+          metadata: '',
+          created_at: '2026-01-01T00:00:00Z',
+        })
+        .execute();
       const { bumpIpRevision } = await import('../../src/modules/ip-policies/ip-revision.js');
       const { scopedTx } = await import('../../src/db/scoped.js');
       await scopedTx(h().deps.store, { accountId: api.info.accountId }, bumpIpRevision);
-      await until('the first instance sees a change written by another process', () => api.get('/api_keys'), (r) => r.status === 200);
-      await until('the second instance too', () => viaSecond.get('/api_keys'), (r) => r.status === 200);
+      await until(
+        'the first instance sees a change written by another process',
+        () => api.get('/api_keys'),
+        (r) => r.status === 200,
+      );
+      await until(
+        'the second instance too',
+        () => viaSecond.get('/api_keys'),
+        (r) => r.status === 200,
+      );
     } finally {
       await second.close();
     }
@@ -184,50 +224,76 @@ describeEachStore('IP restrictions', (h) => {
     const ipx = await restrictApi(api, [['10.0.0.0/8', 'allow']]);
     assert.equal((await api.get('/api_keys')).status, 403);
     const root = path.resolve(import.meta.dirname, '../..');
-    const cli = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli.ts'), ...args], {
-      cwd: root, encoding: 'utf8', env: { ...process.env, EDGEPLANE_DATABASE_URL: h().databaseUrl, EDGEPLANE_LOG_LEVEL: 'silent' },
-    });
+    const cli = (...args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli.ts'), ...args], {
+        cwd: root,
+        encoding: 'utf8',
+        env: { ...process.env, EDGEPLANE_DATABASE_URL: h().databaseUrl, EDGEPLANE_LOG_LEVEL: 'silent' },
+      });
     const listed = cli('ip-restrictions', 'list', '--account', api.info.accountId, '--json');
     assert.equal(listed.status, 0, listed.stderr);
-    assert.deepEqual(JSON.parse(listed.stdout).ip_restrictions.map((r: { id: string; type: string; enforced: boolean }) => [r.id, r.type, r.enforced]), [[ipx.id, 'api', true]]);
+    assert.deepEqual(
+      JSON.parse(listed.stdout).ip_restrictions.map((r: { id: string; type: string; enforced: boolean }) => [r.id, r.type, r.enforced]),
+      [[ipx.id, 'api', true]],
+    );
     const deleted = cli('ip-restrictions', 'delete', '--account', api.info.accountId, '--type', 'api');
     assert.equal(deleted.status, 0, deleted.stderr);
     assert.match(deleted.stdout, new RegExp(`deleted ${ipx.id}`));
-    await until('the running server lets the account in again', () => api.get('/api_keys'), (r) => r.status === 200);
+    await until(
+      'the running server lets the account in again',
+      () => api.get('/api_keys'),
+      (r) => r.status === 200,
+    );
     const again = cli('ip-restrictions', 'delete', '--account', api.info.accountId, '--id', ipx.id);
     assert.equal(again.status, 2);
     assert.match(again.stderr, /has no IP restriction/);
   });
 });
 
-describeEachStore('IP restrictions over IPv6', (h) => {
-  it('matches IPv6 callers against IPv6 rules', async () => {
-    const api = await h().newAccount();
-    await restrictApi(api, [['::1/128', 'allow']]);
-    assert.equal((await api.get('/api_keys')).status, 200);
-    await api.post('/ip_policy_rules', { ip_policy_id: (await api.get('/ip_restrictions')).json.ip_restrictions[0].ip_policies[0].id, cidr: '::/0', action: 'deny' });
-    const res = await api.get('/api_keys');
-    assert.equal(res.status, 403);
-    assert.match(res.json.msg, /::1/);
-  });
-}, { host: '::1' });
+describeEachStore(
+  'IP restrictions over IPv6',
+  (h) => {
+    it('matches IPv6 callers against IPv6 rules', async () => {
+      const api = await h().newAccount();
+      await restrictApi(api, [['::1/128', 'allow']]);
+      assert.equal((await api.get('/api_keys')).status, 200);
+      await api.post('/ip_policy_rules', {
+        ip_policy_id: (await api.get('/ip_restrictions')).json.ip_restrictions[0].ip_policies[0].id,
+        cidr: '::/0',
+        action: 'deny',
+      });
+      const res = await api.get('/api_keys');
+      assert.equal(res.status, 403);
+      assert.match(res.json.msg, /::1/);
+    });
+  },
+  { host: '::1' },
+);
 
-describeEachStore('IP restrictions behind trusted proxies', (h) => {
-  it('uses the first untrusted hop of X-Forwarded-For', async () => {
-    const api = await h().newAccount();
-    await restrictApi(api, [['203.0.113.0/24', 'allow']]);
-    assert.equal((await api.get('/api_keys', { headers: { 'X-Forwarded-For': '203.0.113.5, 10.0.0.7' } })).status, 200, '10.0.0.7 is a trusted proxy');
-    assert.equal((await api.get('/api_keys', { headers: { 'X-Forwarded-For': '203.0.113.5, 198.51.100.1' } })).status, 403, '198.51.100.1 is the first untrusted hop');
-    assert.equal((await api.get('/api_keys')).status, 403, 'the proxy itself is not the client');
-  });
+describeEachStore(
+  'IP restrictions behind trusted proxies',
+  (h) => {
+    it('uses the first untrusted hop of X-Forwarded-For', async () => {
+      const api = await h().newAccount();
+      await restrictApi(api, [['203.0.113.0/24', 'allow']]);
+      assert.equal((await api.get('/api_keys', { headers: { 'X-Forwarded-For': '203.0.113.5, 10.0.0.7' } })).status, 200, '10.0.0.7 is a trusted proxy');
+      assert.equal(
+        (await api.get('/api_keys', { headers: { 'X-Forwarded-For': '203.0.113.5, 198.51.100.1' } })).status,
+        403,
+        '198.51.100.1 is the first untrusted hop',
+      );
+      assert.equal((await api.get('/api_keys')).status, 403, 'the proxy itself is not the client');
+    });
 
-  it('matches an IPv4-mapped IPv6 address against IPv4 rules', async () => {
-    const api = await h().newAccount();
-    await restrictApi(api, [['203.0.113.0/24', 'allow']]);
-    assert.equal((await api.get('/api_keys', { headers: { 'X-Forwarded-For': '::ffff:203.0.113.9' } })).status, 200);
-    assert.equal((await api.get('/api_keys', { headers: { 'X-Forwarded-For': '::ffff:198.51.100.9' } })).status, 403);
-  });
-}, { trustedProxies: ['127.0.0.1/32', '10.0.0.0/8'] });
+    it('matches an IPv4-mapped IPv6 address against IPv4 rules', async () => {
+      const api = await h().newAccount();
+      await restrictApi(api, [['203.0.113.0/24', 'allow']]);
+      assert.equal((await api.get('/api_keys', { headers: { 'X-Forwarded-For': '::ffff:203.0.113.9' } })).status, 200);
+      assert.equal((await api.get('/api_keys', { headers: { 'X-Forwarded-For': '::ffff:198.51.100.9' } })).status, 403);
+    });
+  },
+  { trustedProxies: ['127.0.0.1/32', '10.0.0.0/8'] },
+);
 
 describeEachStore('IP restrictions without trusted proxies', (h) => {
   it('ignores X-Forwarded-For, so it cannot be spoofed', async () => {

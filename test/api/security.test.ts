@@ -28,7 +28,9 @@ async function count(api: Api, path: string): Promise<number> {
 describeEachStore('security suite', (h) => {
   it('covers every routed resource path', async () => {
     const doc = (await (await h().newAccount()).get('/openapi.json', { noVersion: true })).json;
-    const routed = Object.keys(doc.paths).filter((p) => p !== '/openapi.json').sort();
+    const routed = Object.keys(doc.paths)
+      .filter((p) => p !== '/openapi.json')
+      .sort();
     const covered = securedResources.flatMap((r) => [r.path, `${r.path}/{id}`]).sort();
     assert.deepEqual(routed, covered);
   });
@@ -84,7 +86,7 @@ describeEachStore('security suite', (h) => {
       }
       assert.deepEqual((await owner.get(`${r.path}/${item.json.id}`)).json, before);
       const theirs = await intruder.get(r.path);
-      assert.ok(!JSON.stringify(theirs.json).includes(item.json.id), 'not in the intruder\'s list');
+      assert.ok(!JSON.stringify(theirs.json).includes(item.json.id), "not in the intruder's list");
     });
 
     it(`${r.path}: refuses unknown fields on create and update, writing nothing`, async () => {

@@ -40,7 +40,10 @@ describeEachStore('SSH certificate authorities and certificates', (h) => {
     const row = await h().deps.store.db.selectFrom('ssh_certificate_authorities').selectAll().where('id', '=', created.id).executeTakeFirstOrThrow();
     assert.ok(!row.private_key_sealed.includes('PRIVATE KEY'), 'the private key is sealed');
     assert.match(row.private_key_sealed, /^v1:/);
-    const everything = JSON.stringify([(await api.get(`/ssh_certificate_authorities/${created.id}`)).json, (await api.get('/ssh_certificate_authorities')).json]);
+    const everything = JSON.stringify([
+      (await api.get(`/ssh_certificate_authorities/${created.id}`)).json,
+      (await api.get('/ssh_certificate_authorities')).json,
+    ]);
     assert.ok(!everything.includes('private') && !everything.includes(row.private_key_sealed.slice(3, 20)));
     assert.ok(!JSON.stringify(h().logs).includes(row.private_key_sealed.slice(3, 20)), 'nothing sealed reaches the log');
   });
@@ -59,7 +62,8 @@ describeEachStore('SSH certificate authorities and certificates', (h) => {
       assert.match(created.public_key, line);
       assert.equal(created.key_type, type);
       if (body.private_key_type === 'rsa' && body.key_size === undefined) {
-        const cert = (await api.post('/ssh_user_certificates', { ssh_certificate_authority_id: created.id, public_key: subjects.ed25519!.publicKey })).json.certificate;
+        const cert = (await api.post('/ssh_user_certificates', { ssh_certificate_authority_id: created.id, public_key: subjects.ed25519!.publicKey })).json
+          .certificate;
         assert.match(inspect(cert).signingCa, /^RSA SHA256:\S+ \(using rsa-sha2-512\)$/);
       }
     });
@@ -85,9 +89,26 @@ describeEachStore('SSH certificate authorities and certificates', (h) => {
 
   it('signs user certificates with every CA type for every subject key type, read back by ssh-keygen', async () => {
     const api = await h().newAccount();
-    const cas = [await ca(api), await ca(api, { private_key_type: 'ecdsa' }), await ca(api, { private_key_type: 'ecdsa', elliptic_curve: 'p521' }), await ca(api, { private_key_type: 'rsa', key_size: 2048 })];
-    const signing: Record<string, RegExp> = { ed25519: /^ED25519 .* \(using ssh-ed25519\)$/, p256: /^ECDSA .* \(using ecdsa-sha2-nistp256\)$/, p521: /^ECDSA .* \(using ecdsa-sha2-nistp521\)$/, rsa: /^RSA .* \(using rsa-sha2-512\)$/ };
-    const subjectTypes: Record<string, [string, string]> = { ed25519: ['ssh-ed25519-cert-v01@openssh.com', 'ed25519'], ecdsa256: ['ecdsa-sha2-nistp256-cert-v01@openssh.com', 'ecdsa'], ecdsa384: ['ecdsa-sha2-nistp384-cert-v01@openssh.com', 'ecdsa'], ecdsa521: ['ecdsa-sha2-nistp521-cert-v01@openssh.com', 'ecdsa'], rsa2048: ['ssh-rsa-cert-v01@openssh.com', 'rsa'], rsa3072: ['ssh-rsa-cert-v01@openssh.com', 'rsa'] };
+    const cas = [
+      await ca(api),
+      await ca(api, { private_key_type: 'ecdsa' }),
+      await ca(api, { private_key_type: 'ecdsa', elliptic_curve: 'p521' }),
+      await ca(api, { private_key_type: 'rsa', key_size: 2048 }),
+    ];
+    const signing: Record<string, RegExp> = {
+      ed25519: /^ED25519 .* \(using ssh-ed25519\)$/,
+      p256: /^ECDSA .* \(using ecdsa-sha2-nistp256\)$/,
+      p521: /^ECDSA .* \(using ecdsa-sha2-nistp521\)$/,
+      rsa: /^RSA .* \(using rsa-sha2-512\)$/,
+    };
+    const subjectTypes: Record<string, [string, string]> = {
+      ed25519: ['ssh-ed25519-cert-v01@openssh.com', 'ed25519'],
+      ecdsa256: ['ecdsa-sha2-nistp256-cert-v01@openssh.com', 'ecdsa'],
+      ecdsa384: ['ecdsa-sha2-nistp384-cert-v01@openssh.com', 'ecdsa'],
+      ecdsa521: ['ecdsa-sha2-nistp521-cert-v01@openssh.com', 'ecdsa'],
+      rsa2048: ['ssh-rsa-cert-v01@openssh.com', 'rsa'],
+      rsa3072: ['ssh-rsa-cert-v01@openssh.com', 'rsa'],
+    };
     for (const [c, expectedCa] of cas.map((c, i) => [c, signing[['ed25519', 'p256', 'p521', 'rsa'][i]!]!] as const)) {
       for (const [name, subject] of Object.entries(subjects)) {
         const res = await api.post('/ssh_user_certificates', {
@@ -131,9 +152,16 @@ describeEachStore('SSH certificate authorities and certificates', (h) => {
     const seen = inspect(cert.certificate);
     assert.deepEqual(seen.extensions, ['permit-pty', 'permit-user-rc']);
     assert.deepEqual(seen.principals, []);
-    const none = (await api.post('/ssh_user_certificates', { ssh_certificate_authority_id: c.id, public_key: subjects.ed25519!.publicKey, extensions: {} })).json;
+    const none = (await api.post('/ssh_user_certificates', { ssh_certificate_authority_id: c.id, public_key: subjects.ed25519!.publicKey, extensions: {} }))
+      .json;
     assert.deepEqual(none.extensions, {}, 'an empty map is kept empty');
-    const later = (await api.post('/ssh_user_certificates', { ssh_certificate_authority_id: c.id, public_key: subjects.ed25519!.publicKey, valid_after: '2030-01-01T00:00:00+02:00' })).json;
+    const later = (
+      await api.post('/ssh_user_certificates', {
+        ssh_certificate_authority_id: c.id,
+        public_key: subjects.ed25519!.publicKey,
+        valid_after: '2030-01-01T00:00:00+02:00',
+      })
+    ).json;
     assert.equal(later.valid_after, '2029-12-31T22:00:00Z');
     assert.equal(later.valid_until, '2030-01-01T22:00:00Z', '24 hours after the start of validity');
   });
@@ -141,16 +169,30 @@ describeEachStore('SSH certificate authorities and certificates', (h) => {
   it('issues host certificates valid for a year by default, for host names and IPs', async () => {
     const api = await h().newAccount();
     const c = await ca(api);
-    const cert = (await api.post('/ssh_host_certificates', { ssh_certificate_authority_id: c.id, public_key: subjects.ecdsa256!.publicKey, principals: ['db1.example.com', '*.int.example.com', '192.0.2.10', '2001:db8::10'] })).json;
+    const cert = (
+      await api.post('/ssh_host_certificates', {
+        ssh_certificate_authority_id: c.id,
+        public_key: subjects.ecdsa256!.publicKey,
+        principals: ['db1.example.com', '*.int.example.com', '192.0.2.10', '2001:db8::10'],
+      })
+    ).json;
     assert.match(cert.id, /^shcrt_/);
     assert.equal(Date.parse(cert.valid_until) - Date.parse(cert.valid_after), 365 * 24 * HOUR);
     const seen = inspect(cert.certificate);
     assert.equal(seen.type, 'ecdsa-sha2-nistp256-cert-v01@openssh.com host certificate');
     assert.equal(seen.keyId, `"${cert.id}"`);
     assert.deepEqual(seen.principals, ['db1.example.com', '*.int.example.com', '192.0.2.10', '2001:db8::10']);
-    const bad = await api.post('/ssh_host_certificates', { ssh_certificate_authority_id: c.id, public_key: subjects.ecdsa256!.publicKey, principals: ['bad host'] });
+    const bad = await api.post('/ssh_host_certificates', {
+      ssh_certificate_authority_id: c.id,
+      public_key: subjects.ecdsa256!.publicKey,
+      principals: ['bad host'],
+    });
     assert.equal(bad.json.error_code, 'ERR_EP_1969');
-    assert.equal((await api.post('/ssh_host_certificates', { ssh_certificate_authority_id: c.id, public_key: subjects.ecdsa256!.publicKey, critical_options: {} })).json.error_code, 'ERR_EP_214');
+    assert.equal(
+      (await api.post('/ssh_host_certificates', { ssh_certificate_authority_id: c.id, public_key: subjects.ecdsa256!.publicKey, critical_options: {} })).json
+        .error_code,
+      'ERR_EP_214',
+    );
   });
 
   it('refuses bad certificate requests with clear 400s and writes nothing', async () => {

@@ -20,7 +20,12 @@ function tempDir(): string {
 }
 
 function run(args: string[], env: Record<string, string> = {}) {
-  const res = spawnSync(cli[0]!, [...cli.slice(1), ...args], { cwd: root, env: { ...process.env, EDGEPLANE_LOG_LEVEL: 'silent', ...env }, encoding: 'utf8', timeout: 60_000 });
+  const res = spawnSync(cli[0]!, [...cli.slice(1), ...args], {
+    cwd: root,
+    env: { ...process.env, EDGEPLANE_LOG_LEVEL: 'silent', ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   return { code: res.status, stdout: res.stdout, stderr: res.stderr };
 }
 
@@ -61,7 +66,11 @@ async function serve(dataDir: string): Promise<{ output: () => string; url: stri
   return {
     output: () => out,
     url,
-    stop: () => new Promise((resolve) => { child.once('exit', (code) => resolve(code)); child.kill('SIGTERM'); }),
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', (code) => resolve(code));
+        child.kill('SIGTERM');
+      }),
   };
 }
 
@@ -89,7 +98,10 @@ describe('edgeplane CLI', () => {
     assert.match(user.user_id, /^usr_/);
 
     const list = run(['accounts', 'list', '--json'], { EDGEPLANE_DATA_DIR: dataDir });
-    assert.deepEqual(JSON.parse(list.stdout).accounts.map((a: { id: string; name: string }) => [a.id, a.name]), [[issued.account_id, 'acme']]);
+    assert.deepEqual(
+      JSON.parse(list.stdout).accounts.map((a: { id: string; name: string }) => [a.id, a.name]),
+      [[issued.account_id, 'acme']],
+    );
   });
 
   it('refuses bad input with a message and exit code 2', () => {
@@ -128,7 +140,7 @@ describe('edgeplane CLI', () => {
       const token = /token: (\S+)/.exec(out)?.[1];
       assert.ok(token, out);
       assert.ok(out.includes(`curl --cacert ${caFile} -H "Authorization: Bearer ${token}"`));
-      assert.equal((fs.statSync(path.join(dataDir, 'tls', 'ca.key')).mode & 0o777), 0o600);
+      assert.equal(fs.statSync(path.join(dataDir, 'tls', 'ca.key')).mode & 0o777, 0o600);
       const res = await httpsGet(`${first.url}/api_keys`, fs.readFileSync(caFile, 'utf8'), token!);
       assert.equal(res.status, 200, res.body);
       assert.equal(JSON.parse(res.body).keys.length, 1);
@@ -151,26 +163,30 @@ describe('edgeplane CLI', () => {
     assert.match(res.stdout, /accounts create --name NAME/);
   });
 
-  it('migrate applies the migrations to PostgreSQL', { skip: !process.env.EDGEPLANE_TEST_DATABASE_URL && 'EDGEPLANE_TEST_DATABASE_URL is not set' }, async () => {
-    const url = process.env.EDGEPLANE_TEST_DATABASE_URL!;
-    const schema = `ep_cli_${randomBytes(5).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    await admin.query(`create schema ${schema}`);
-    try {
-      const scoped = `${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-      const first = run(['migrate'], { EDGEPLANE_DATABASE_URL: scoped });
-      assert.equal(first.code, 0, first.stderr);
-      assert.match(first.stdout, /applied: 0001-foundation/);
-      const again = run(['migrate'], { EDGEPLANE_DATABASE_URL: scoped });
-      assert.match(again.stdout, /already up to date/);
-      const tables = await admin.query(`select table_name from information_schema.tables where table_schema = $1 order by 1`, [schema]);
-      assert.ok(tables.rows.map((r) => r.table_name).includes('api_keys'));
-      const created = run(['accounts', 'create', '--name', 'pg', '--json'], { EDGEPLANE_DATABASE_URL: scoped });
-      assert.equal(created.code, 0, created.stderr);
-    } finally {
-      await admin.query(`drop schema ${schema} cascade`);
-      await admin.end();
-    }
-  });
+  it(
+    'migrate applies the migrations to PostgreSQL',
+    { skip: !process.env.EDGEPLANE_TEST_DATABASE_URL && 'EDGEPLANE_TEST_DATABASE_URL is not set' },
+    async () => {
+      const url = process.env.EDGEPLANE_TEST_DATABASE_URL!;
+      const schema = `ep_cli_${randomBytes(5).toString('hex')}`;
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      await admin.query(`create schema ${schema}`);
+      try {
+        const scoped = `${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+        const first = run(['migrate'], { EDGEPLANE_DATABASE_URL: scoped });
+        assert.equal(first.code, 0, first.stderr);
+        assert.match(first.stdout, /applied: 0001-foundation/);
+        const again = run(['migrate'], { EDGEPLANE_DATABASE_URL: scoped });
+        assert.match(again.stdout, /already up to date/);
+        const tables = await admin.query(`select table_name from information_schema.tables where table_schema = $1 order by 1`, [schema]);
+        assert.ok(tables.rows.map((r) => r.table_name).includes('api_keys'));
+        const created = run(['accounts', 'create', '--name', 'pg', '--json'], { EDGEPLANE_DATABASE_URL: scoped });
+        assert.equal(created.code, 0, created.stderr);
+      } finally {
+        await admin.query(`drop schema ${schema} cascade`);
+        await admin.end();
+      }
+    },
+  );
 });

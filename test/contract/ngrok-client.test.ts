@@ -26,9 +26,9 @@ type Dict<V = string> = Record<string, V>;
  * convert Maps, and a Map has no own keys, so every Map is sent as `{}` (CLIENT BUG, shown in
  * the tunnel group test). A plain object is what actually works; this only satisfies the types.
  */
-const asMap = <V,>(o: Dict<V>): Map<string, V> => o as unknown as Map<string, V>;
+const asMap = <V>(o: Dict<V>): Map<string, V> => o as unknown as Map<string, V>;
 /** Maps come back as plain objects too (deserializeResult never builds a Map). */
-const plain = <V,>(m: Map<string, V>): Dict<V> => m as unknown as Dict<V>;
+const plain = <V>(m: Map<string, V>): Dict<V> => m as unknown as Dict<V>;
 /**
  * The client types times as `Date`, but serializeArgument turns a Date into `{}` the same way
  * (CLIENT BUG, shown in the SSH user certificate test): times must be passed as RFC 3339 strings.
@@ -91,7 +91,8 @@ async function assertListed(listing: Promise<{ id: string }[]>, ids: string[]): 
 }
 
 /** What the server really stored, without the client's key rewriting. */
-async function raw(api: Api, path: string): Promise<Dict<any>> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are read field by field
+async function raw(api: Api, path: string): Promise<Dict<any>> {
   const res = await api.get(path);
   assert.equal(res.status, 200, res.text);
   return res.json;
@@ -237,18 +238,30 @@ describeEachStore('official TypeScript client (@ngrok/ngrok-api 0.11.0)', (h) =>
     const ngrok = client(h(), api);
     const a = await ngrok.ipPolicies.create({ description: 'a' });
     const b = await ngrok.ipPolicies.create({ description: 'b' });
-    const restriction = await ngrok.ipRestrictions.create({ type: 'dashboard', ipPolicyIds: [b.id, a.id], enforced: false, description: 'office only', metadata: 'm1' });
+    const restriction = await ngrok.ipRestrictions.create({
+      type: 'dashboard',
+      ipPolicyIds: [b.id, a.id],
+      enforced: false,
+      description: 'office only',
+      metadata: 'm1',
+    });
     assert.match(restriction.id, /^ipx_/);
     const fetched = await ngrok.ipRestrictions.get(restriction.id);
     assert.equal(fetched.type, 'dashboard');
     assert.equal(fetched.enforced, false);
     assert.equal(fetched.description, 'office only');
-    assert.deepEqual(fetched.ipPolicies.map((p) => p.id), [b.id, a.id]);
+    assert.deepEqual(
+      fetched.ipPolicies.map((p) => p.id),
+      [b.id, a.id],
+    );
 
     await ngrok.ipRestrictions.update({ id: restriction.id, enforced: true, ipPolicyIds: [a.id], metadata: 'm2' });
     const reread = await ngrok.ipRestrictions.get(restriction.id);
     assert.equal(reread.enforced, true);
-    assert.deepEqual(reread.ipPolicies.map((p) => p.id), [a.id]);
+    assert.deepEqual(
+      reread.ipPolicies.map((p) => p.id),
+      [a.id],
+    );
     assert.equal(reread.metadata, 'm2');
     assert.equal(reread.description, 'office only');
     assert.equal((await api.get('/api_keys')).status, 200, 'a dashboard restriction leaves the API alone');
@@ -288,13 +301,22 @@ describeEachStore('official TypeScript client (@ngrok/ngrok-api 0.11.0)', (h) =>
     // `-x` / `_x` become `X` on the way back. The server stores and returns what it was sent.
     const mangled = await ngrok.backends.tunnelGroupBackends.create({ labels: asMap({ Tier: 'gold', 'k8s-app': 'web', app_name: 'shop' }) });
     assert.deepEqual((await raw(api, `/backends/tunnel_group/${mangled.id}`)).labels, { [clientSnake('Tier')]: 'gold', 'k8s-app': 'web', app_name: 'shop' });
-    assert.deepEqual(plain((await ngrok.backends.tunnelGroupBackends.get(mangled.id)).labels), { [clientCamel('_tier')]: 'gold', k8sApp: 'web', appName: 'shop' });
+    assert.deepEqual(plain((await ngrok.backends.tunnelGroupBackends.get(mangled.id)).labels), {
+      [clientCamel('_tier')]: 'gold',
+      k8sApp: 'web',
+      appName: 'shop',
+    });
   });
 
   it('HTTP response backends: create, get, update, list, delete', async () => {
     const api = await h().newAccount();
     const ngrok = client(h(), api);
-    const backend = await ngrok.backends.httpResponseBackends.create({ body: '<h1>down</h1>', headers: asMap({ location: '/status', 'retry-after': '120' }), statusCode: 503, description: 'maintenance' });
+    const backend = await ngrok.backends.httpResponseBackends.create({
+      body: '<h1>down</h1>',
+      headers: asMap({ location: '/status', 'retry-after': '120' }),
+      statusCode: 503,
+      description: 'maintenance',
+    });
     assert.match(backend.id, /^bkdhr_/);
     const fetched = await ngrok.backends.httpResponseBackends.get(backend.id);
     assert.equal(fetched.body, '<h1>down</h1>');
@@ -463,12 +485,28 @@ describeEachStore('official TypeScript client (@ngrok/ngrok-api 0.11.0)', (h) =>
     assert.equal(reread.certificate, fetched.certificate, 'the certificate is unchanged');
 
     // CLIENT BUG: a Date, as the client's types ask for, is sent as `{}`.
-    const base = { sshCertificateAuthorityId: ca.id, publicKey: newPublicKey(), principals: ['root'], criticalOptions: asMap<string>({}), extensions: asMap<string>({}) };
-    await assertClientError(ngrok.sshUserCertificates.create({ ...base, validAfter: new Date(), validUntil: new Date(Date.now() + 3600_000) }), 400, 'ERR_EP_215', 'valid_after');
+    const base = {
+      sshCertificateAuthorityId: ca.id,
+      publicKey: newPublicKey(),
+      principals: ['root'],
+      criticalOptions: asMap<string>({}),
+      extensions: asMap<string>({}),
+    };
+    await assertClientError(
+      ngrok.sshUserCertificates.create({ ...base, validAfter: new Date(), validUntil: new Date(Date.now() + 3600_000) }),
+      400,
+      'ERR_EP_215',
+      'valid_after',
+    );
     // CLIENT BUG: the standard extension `permit-X11-forwarding` cannot be sent: its upper-case
     // X becomes `_x`, and the server rightly refuses the unknown name it received.
     await assertClientError(
-      ngrok.sshUserCertificates.create({ ...base, extensions: asMap({ 'permit-X11-forwarding': '' }), validAfter: asDate(validAfter), validUntil: asDate(validUntil) }),
+      ngrok.sshUserCertificates.create({
+        ...base,
+        extensions: asMap({ 'permit-X11-forwarding': '' }),
+        validAfter: asDate(validAfter),
+        validUntil: asDate(validUntil),
+      }),
       400,
       'ERR_EP_1968',
       clientSnake('permit-X11-forwarding'),
@@ -510,7 +548,11 @@ describeEachStore('official TypeScript client (@ngrok/ngrok-api 0.11.0)', (h) =>
     assert.equal(reread.metadata, 'm2');
     assert.equal(reread.description, 'web host');
 
-    const other = await ngrok.sshHostCertificates.create({ sshCertificateAuthorityId: ca.id, publicKey: newPublicKey(), principals: ['db.example.com'] } as Parameters<typeof ngrok.sshHostCertificates.create>[0]);
+    const other = await ngrok.sshHostCertificates.create({
+      sshCertificateAuthorityId: ca.id,
+      publicKey: newPublicKey(),
+      principals: ['db.example.com'],
+    } as Parameters<typeof ngrok.sshHostCertificates.create>[0]);
     await assertListed(ngrok.sshHostCertificates.list(), [cert.id, other.id]);
     await clientDelete(ngrok.sshHostCertificates.delete(cert.id));
     await assertNotFound(ngrok.sshHostCertificates.get(cert.id), cert.id);

@@ -33,7 +33,10 @@ describeEachStore('OpenAPI document', (h) => {
         routes.push(`${method.toUpperCase()} ${path}`);
         assert.ok(op.operationId, `${method} ${path} has an operationId`);
         const statuses = Object.keys(op.responses ?? {});
-        assert.ok(statuses.some((s) => /^2\d\d$/.test(s)), `${method} ${path} declares its success`);
+        assert.ok(
+          statuses.some((s) => /^2\d\d$/.test(s)),
+          `${method} ${path} declares its success`,
+        );
         if (path === '/openapi.json') continue;
         for (const status of ['400', '401', '403', '404', '500', '503']) {
           const body = resolve(doc, op.responses?.[status]?.content?.['application/json']?.schema);
@@ -48,10 +51,15 @@ describeEachStore('OpenAPI document', (h) => {
     // Every resource the server registers has its operations in the document.
     const routesOf = (d: { path: string; operations?: readonly string[] }) => {
       const p = d.path.replace(/:(\w+)/g, '{$1}');
-      const all = { create: `POST ${p}`, list: `GET ${p}`, get: `GET ${p}/{id}`, update: `PATCH ${p}/{id}`, delete: `DELETE ${p}/{id}` } as Record<string, string>;
+      const all = { create: `POST ${p}`, list: `GET ${p}`, get: `GET ${p}/{id}`, update: `PATCH ${p}/{id}`, delete: `DELETE ${p}/{id}` } as Record<
+        string,
+        string
+      >;
       return (d.operations ?? Object.keys(all)).map((o) => all[o]!);
     };
-    const expected = Object.values(h().deps.resources).flatMap((r) => routesOf(r.definition)).concat('GET /openapi.json');
+    const expected = Object.values(h().deps.resources)
+      .flatMap((r) => routesOf(r.definition))
+      .concat('GET /openapi.json');
     assert.deepEqual(routes.sort(), expected.sort());
   });
 

@@ -29,7 +29,14 @@ export async function freshStore(kind: StoreKind): Promise<{ store: Store; datab
     const database = { kind: 'sqlite' as const, file: path.join(dir, 'test.db') };
     const store = openStore(database);
     await migrate(store);
-    return { store, database, async dispose() { await store.close(); fs.rmSync(dir, { recursive: true, force: true }); } };
+    return {
+      store,
+      database,
+      async dispose() {
+        await store.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
   }
   const url = process.env.EDGEPLANE_TEST_DATABASE_URL!;
   const schema = `ep_test_${randomBytes(6).toString('hex')}`;
@@ -83,7 +90,11 @@ export function rawRequest(baseUrl: string, method: string, path: string, header
         const h = new Headers();
         for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') h.set(k, v);
         let json: unknown;
-        try { json = text ? JSON.parse(text) : undefined; } catch { json = undefined; }
+        try {
+          json = text ? JSON.parse(text) : undefined;
+        } catch {
+          json = undefined;
+        }
         resolve({ status: res.statusCode ?? 0, headers: h, text, json });
       });
     });
@@ -94,7 +105,12 @@ export function rawRequest(baseUrl: string, method: string, path: string, header
 
 /** An API client for one bearer token. */
 export class Api {
-  constructor(readonly baseUrl: string, readonly token: string | undefined, readonly info: { accountId: string; userId: string; keyId: string }, private readonly harness: Harness) {}
+  constructor(
+    readonly baseUrl: string,
+    readonly token: string | undefined,
+    readonly info: { accountId: string; userId: string; keyId: string },
+    private readonly harness: Harness,
+  ) {}
 
   async request(method: string, pathAndQuery: string, options: RequestOptions = {}): Promise<Response> {
     const headers: Record<string, string> = {};
@@ -112,7 +128,7 @@ export class Api {
       if (v !== undefined) headers[k] = v;
     }
     const url = pathAndQuery.startsWith('http') ? pathAndQuery : this.baseUrl + pathAndQuery;
-    const res = await fetch(url, { method, headers, body: typeof body === "string" || body === undefined ? body : new Uint8Array(body) });
+    const res = await fetch(url, { method, headers, body: typeof body === 'string' || body === undefined ? body : new Uint8Array(body) });
     const text = await res.text();
     let json: unknown;
     try {
@@ -123,11 +139,21 @@ export class Api {
     return { status: res.status, headers: res.headers, text, json };
   }
 
-  get(p: string, o?: RequestOptions) { return this.request('GET', p, o); }
-  post(p: string, body?: unknown, o?: RequestOptions) { return this.request('POST', p, { ...o, body }); }
-  patch(p: string, body?: unknown, o?: RequestOptions) { return this.request('PATCH', p, { ...o, body }); }
-  put(p: string, body?: unknown, o?: RequestOptions) { return this.request('PUT', p, { ...o, body }); }
-  delete(p: string, o?: RequestOptions) { return this.request('DELETE', p, o); }
+  get(p: string, o?: RequestOptions) {
+    return this.request('GET', p, o);
+  }
+  post(p: string, body?: unknown, o?: RequestOptions) {
+    return this.request('POST', p, { ...o, body });
+  }
+  patch(p: string, body?: unknown, o?: RequestOptions) {
+    return this.request('PATCH', p, { ...o, body });
+  }
+  put(p: string, body?: unknown, o?: RequestOptions) {
+    return this.request('PUT', p, { ...o, body });
+  }
+  delete(p: string, o?: RequestOptions) {
+    return this.request('DELETE', p, o);
+  }
 
   /** The same token against another server (a second instance). */
   at(baseUrl: string): Api {
@@ -176,7 +202,13 @@ const masterKey = randomBytes(32);
 
 async function serveApp(store: Store, database: Config['database'], options: HarnessOptions, logs: Record<string, unknown>[]) {
   const host = options.host ?? '127.0.0.1';
-  const config = loadConfig({ listen: `${host.includes(':') ? `[${host}]` : host}:0`, tls: 'off', logLevel: 'info', dataDir: os.tmpdir(), trustedProxies: options.trustedProxies?.join(',') });
+  const config = loadConfig({
+    listen: `${host.includes(':') ? `[${host}]` : host}:0`,
+    tls: 'off',
+    logLevel: 'info',
+    dataDir: os.tmpdir(),
+    trustedProxies: options.trustedProxies?.join(','),
+  });
   config.database = database;
   const sink = new Writable({
     write(chunk, _encoding, callback) {
@@ -197,9 +229,10 @@ export async function startHarness(kind: StoreKind, options: HarnessOptions = {}
   const fresh = await freshStore(kind);
   const logs: Record<string, unknown>[] = [];
   const { app, deps, config } = await serveApp(fresh.store, fresh.database, options, logs);
-  const databaseUrl = fresh.database.kind === 'sqlite'
-    ? `sqlite:${fresh.database.file}`
-    : `${fresh.database.url}${fresh.database.url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${fresh.schema}`)}`;
+  const databaseUrl =
+    fresh.database.kind === 'sqlite'
+      ? `sqlite:${fresh.database.file}`
+      : `${fresh.database.url}${fresh.database.url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${fresh.schema}`)}`;
   const harness: Harness = {
     kind,
     app,
@@ -214,7 +247,13 @@ export async function startHarness(kind: StoreKind, options: HarnessOptions = {}
     async secondInstance() {
       const store = openStore(fresh.database, { schema: fresh.schema });
       const second = await serveApp(store, fresh.database, options, []);
-      return { baseUrl: second.config.baseUrl, async close() { await second.app.close(); await store.close(); } };
+      return {
+        baseUrl: second.config.baseUrl,
+        async close() {
+          await second.app.close();
+          await store.close();
+        },
+      };
     },
     async close() {
       await app.close();

@@ -43,7 +43,12 @@ export function inspect(certificate: string): Inspected {
     const res = run('ssh-keygen', ['-L', '-f', file]);
     if (res.status !== 0) throw new Error(`ssh-keygen -L refused the certificate: ${res.stderr}`);
     const lines = res.stdout.split('\n').slice(1);
-    const value = (label: string) => lines.find((l) => l.trim().startsWith(`${label}:`))?.trim().slice(label.length + 1).trim() ?? '';
+    const value = (label: string) =>
+      lines
+        .find((l) => l.trim().startsWith(`${label}:`))
+        ?.trim()
+        .slice(label.length + 1)
+        .trim() ?? '';
     const block = (label: string) => {
       const start = lines.findIndex((l) => l.trim().startsWith(`${label}:`));
       const out: string[] = [];
@@ -54,7 +59,16 @@ export function inspect(certificate: string): Inspected {
       }
       return out;
     };
-    return { type: value('Type'), signingCa: value('Signing CA'), keyId: value('Key ID'), serial: value('Serial'), valid: value('Valid'), principals: block('Principals'), criticalOptions: block('Critical Options'), extensions: block('Extensions') };
+    return {
+      type: value('Type'),
+      signingCa: value('Signing CA'),
+      keyId: value('Key ID'),
+      serial: value('Serial'),
+      valid: value('Valid'),
+      principals: block('Principals'),
+      criticalOptions: block('Critical Options'),
+      extensions: block('Extensions'),
+    };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -124,31 +138,46 @@ export async function startSshd(dir: string, options: { trustedUserCa: string; h
       while (!done(log) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
       return log;
     },
-    stop: () => new Promise((resolve) => {
-      child.removeAllListeners('exit');
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    }),
+    stop: () =>
+      new Promise((resolve) => {
+        child.removeAllListeners('exit');
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
   };
 }
 
 /** `ssh root@127.0.0.1 true` with a key and its certificate; the exit status and what ssh said. */
-export function sshLogin(dir: string, port: number, login: { keyFile: string; certificate: string; user?: string; knownHosts?: string }): { status: number | null; stderr: string } {
+export function sshLogin(
+  dir: string,
+  port: number,
+  login: { keyFile: string; certificate: string; user?: string; knownHosts?: string },
+): { status: number | null; stderr: string } {
   const certFile = `${login.keyFile}-cert.pub`;
   fs.writeFileSync(certFile, login.certificate + '\n');
   const knownHostsFile = path.join(dir, `known_hosts-${Math.random().toString(36).slice(2)}`);
   if (login.knownHosts !== undefined) fs.writeFileSync(knownHostsFile, login.knownHosts + '\n');
   const res = run('ssh', [
-    '-F', '/dev/null',
-    '-i', login.keyFile,
-    '-o', `CertificateFile=${certFile}`,
-    '-o', 'IdentitiesOnly=yes',
-    '-o', 'BatchMode=yes',
-    '-o', 'ConnectTimeout=10',
-    '-o', login.knownHosts === undefined ? 'StrictHostKeyChecking=no' : 'StrictHostKeyChecking=yes',
-    '-o', `UserKnownHostsFile=${login.knownHosts === undefined ? '/dev/null' : knownHostsFile}`,
-    '-o', 'GlobalKnownHostsFile=/dev/null',
-    '-p', String(port),
+    '-F',
+    '/dev/null',
+    '-i',
+    login.keyFile,
+    '-o',
+    `CertificateFile=${certFile}`,
+    '-o',
+    'IdentitiesOnly=yes',
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    'ConnectTimeout=10',
+    '-o',
+    login.knownHosts === undefined ? 'StrictHostKeyChecking=no' : 'StrictHostKeyChecking=yes',
+    '-o',
+    `UserKnownHostsFile=${login.knownHosts === undefined ? '/dev/null' : knownHostsFile}`,
+    '-o',
+    'GlobalKnownHostsFile=/dev/null',
+    '-p',
+    String(port),
     `${login.user ?? 'root'}@127.0.0.1`,
     'true',
   ]);

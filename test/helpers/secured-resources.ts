@@ -21,16 +21,36 @@ export const securedResources: SecuredResource[] = [
   { path: '/api_keys', create: () => ({ description: 'security suite' }), update: { description: 'changed' }, describable: true },
   { path: '/bot_users', create: () => ({ name: `bot-${unique()}` }), update: { name: `renamed-${unique()}` }, describable: false },
   { path: '/ip_policies', create: () => ({ description: 'security suite' }), update: { description: 'changed' }, describable: true },
-  { path: '/ip_policy_rules', create: async (api) => ({ ip_policy_id: await newPolicy(api), cidr: randomCidr(), action: 'allow' }), update: { description: 'changed' }, describable: true },
-  { path: '/ip_restrictions', create: async (api) => ({ type: 'dashboard', ip_policy_ids: [await newPolicy(api)] }), update: { description: 'changed' }, describable: true },
+  {
+    path: '/ip_policy_rules',
+    create: async (api) => ({ ip_policy_id: await newPolicy(api), cidr: randomCidr(), action: 'allow' }),
+    update: { description: 'changed' },
+    describable: true,
+  },
+  {
+    path: '/ip_restrictions',
+    create: async (api) => ({ type: 'dashboard', ip_policy_ids: [await newPolicy(api)] }),
+    update: { description: 'changed' },
+    describable: true,
+  },
   { path: '/backends/tunnel_group', create: () => ({ labels: { env: 'prod' } }), update: { description: 'changed' }, describable: true },
   { path: '/backends/http_response', create: () => ({ body: 'hi', status_code: 200 }), update: { description: 'changed' }, describable: true },
   { path: '/backends/static', create: () => ({ address: 'app.internal:8080' }), update: { description: 'changed' }, describable: true },
   { path: '/backends/failover', create: () => ({ backends: [] }), update: { description: 'changed' }, describable: true },
   { path: '/backends/weighted', create: () => ({ backends: {} }), update: { description: 'changed' }, describable: true },
   { path: '/ssh_certificate_authorities', create: () => ({ private_key_type: 'ed25519' }), update: { description: 'changed' }, describable: true },
-  { path: '/ssh_user_certificates', create: async (api) => ({ ssh_certificate_authority_id: await newSshCa(api), public_key: newPublicKey(), principals: ['root'] }), update: { description: 'changed' }, describable: true },
-  { path: '/ssh_host_certificates', create: async (api) => ({ ssh_certificate_authority_id: await newSshCa(api), public_key: newPublicKey(), principals: ['host.example.com'] }), update: { description: 'changed' }, describable: true },
+  {
+    path: '/ssh_user_certificates',
+    create: async (api) => ({ ssh_certificate_authority_id: await newSshCa(api), public_key: newPublicKey(), principals: ['root'] }),
+    update: { description: 'changed' },
+    describable: true,
+  },
+  {
+    path: '/ssh_host_certificates',
+    create: async (api) => ({ ssh_certificate_authority_id: await newSshCa(api), public_key: newPublicKey(), principals: ['host.example.com'] }),
+    update: { description: 'changed' },
+    describable: true,
+  },
 ];
 
 async function newSshCa(api: Api): Promise<string> {

@@ -99,7 +99,13 @@ describe('OpenSSH accepts edgeplane certificates', () => {
     const hostDir = tempDir();
     const hostKey = keygen(hostDir, 'host', 'ecdsa', 256);
     const hostCa = (await api.post('/ssh_certificate_authorities', {})).json;
-    const hostCert = (await api.post('/ssh_host_certificates', { ssh_certificate_authority_id: hostCa.id, public_key: hostKey.publicKey, principals: ['127.0.0.1', 'localhost'] })).json.certificate;
+    const hostCert = (
+      await api.post('/ssh_host_certificates', {
+        ssh_certificate_authority_id: hostCa.id,
+        public_key: hostKey.publicKey,
+        principals: ['127.0.0.1', 'localhost'],
+      })
+    ).json.certificate;
     const hostSshd = await startSshd(hostDir, { trustedUserCa: trustedCa.public_key, hostKeyFile: hostKey.file, hostCertificate: hostCert });
     try {
       const certificate = await certify(trustedCa.id, { principals: ['root'] });

@@ -21,7 +21,21 @@ describe('parseCidr', () => {
     assert.deepEqual(parseCidr('::1'), { ok: false, problem: 'missing-mask' });
   });
 
-  for (const bad of ['300.1.1.1/8', '10.0.0.0/33', '::1/129', '', '/8', '10.0.0/8', '10.0.0.0/-1', '10.0.0.0/8/8', 'fe80::1%eth0/64', ' 10.0.0.0/8', '010.0.0.0/8', '10.0.0.0/+8', 'example.com/8']) {
+  for (const bad of [
+    '300.1.1.1/8',
+    '10.0.0.0/33',
+    '::1/129',
+    '',
+    '/8',
+    '10.0.0/8',
+    '10.0.0.0/-1',
+    '10.0.0.0/8/8',
+    'fe80::1%eth0/64',
+    ' 10.0.0.0/8',
+    '010.0.0.0/8',
+    '10.0.0.0/+8',
+    'example.com/8',
+  ]) {
     it(`refuses ${JSON.stringify(bad)}`, () => {
       const parsed = parseCidr(bad);
       assert.equal(parsed.ok, false);
@@ -64,7 +78,10 @@ describe('IpMatcher', () => {
 
   it('allows nothing without rules, and everything with 0.0.0.0/0 and ::/0', () => {
     assert.equal(new IpMatcher([]).allows('10.0.0.1'), false);
-    const open = new IpMatcher([{ cidr: '0.0.0.0/0', action: 'allow' }, { cidr: '::/0', action: 'allow' }]);
+    const open = new IpMatcher([
+      { cidr: '0.0.0.0/0', action: 'allow' },
+      { cidr: '::/0', action: 'allow' },
+    ]);
     assert.equal(open.allows('203.0.113.9'), true);
     assert.equal(open.allows('2001:db8::9'), true);
   });

@@ -34,7 +34,10 @@ describe('config', () => {
   it('reads trusted proxies as IPs or CIDRs in network form', () => {
     assert.deepEqual(loadConfig({ trustedProxies: '10.0.0.7, 192.168.0.0/16,::1' }).trustedProxies, ['10.0.0.7/32', '192.168.0.0/16', '::1/128']);
     assert.deepEqual(loadConfig({}).trustedProxies, []);
-    assert.throws(() => loadConfig({ trustedProxies: '10.0.0.1/8,nope' }), (e: unknown) => e instanceof ConfigError && e.problems.length === 2 && /did you mean 10\.0\.0\.0\/8/.test(e.problems[0]!));
+    assert.throws(
+      () => loadConfig({ trustedProxies: '10.0.0.1/8,nope' }),
+      (e: unknown) => e instanceof ConfigError && e.problems.length === 2 && /did you mean 10\.0\.0\.0\/8/.test(e.problems[0]!),
+    );
   });
 
   it('reports every problem at once', () => {

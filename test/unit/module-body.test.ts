@@ -26,7 +26,7 @@ describe('module bodies', () => {
     assert.deepEqual(parse({ enabled: true, backend_id: 'bkdtg_1' }, edge), { enabled: true, backend_id: 'bkdtg_1' });
   });
 
-  it('accepts the TypeScript client\'s {id, module} for an edge module', () => {
+  it("accepts the TypeScript client's {id, module} for an edge module", () => {
     assert.deepEqual(parse({ id: edge.id, module: { backend_id: 'bkdtg_1' } }, edge), { backend_id: 'bkdtg_1' });
   });
 
@@ -38,12 +38,12 @@ describe('module bodies', () => {
     assert.deepEqual(parse({ module: { backend_id: 'b' } }, edge), { backend_id: 'b' });
   });
 
-  it('refuses a wrapper whose id is not the path\'s, naming both, with ERR_EP_256', () => {
+  it("refuses a wrapper whose id is not the path's, naming both, with ERR_EP_256", () => {
     refused(() => parse({ id: 'edghts_other', module: { backend_id: 'b' } }, edge), 'ERR_EP_256', 'edghts_other');
     refused(() => parse({ id: 'edghts_other', module: { backend_id: 'b' } }, edge), 'ERR_EP_256', edge.id);
   });
 
-  it('refuses a route wrapper whose edge_id is not the path\'s', () => {
+  it("refuses a route wrapper whose edge_id is not the path's", () => {
     refused(() => parse({ edge_id: 'edghts_other', id: route.id, module: { backend_id: 'b' } }, route), 'ERR_EP_256', 'edge_id');
   });
 

@@ -38,7 +38,22 @@ export function isPostgresForeignKeyError(error: unknown): boolean {
   return (error as { code?: string })?.code === '23503';
 }
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '53300', '08000', '08003', '08006', '08001', '08004']);
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '08000',
+  '08003',
+  '08006',
+  '08001',
+  '08004',
+]);
 
 export function isPostgresConnectionError(error: unknown): boolean {
   const e = error as { code?: string; message?: string };

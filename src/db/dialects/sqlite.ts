@@ -115,10 +115,18 @@ class FifoSqliteDriver implements Driver {
 
 class EdgeplaneSqliteDialect implements Dialect {
   constructor(private readonly db: Wrapped) {}
-  createAdapter() { return new SqliteAdapter(); }
-  createDriver() { return new FifoSqliteDriver(this.db); }
-  createQueryCompiler() { return new SqliteQueryCompiler(); }
-  createIntrospector(db: Kysely<unknown>) { return new SqliteIntrospector(db); }
+  createAdapter() {
+    return new SqliteAdapter();
+  }
+  createDriver() {
+    return new FifoSqliteDriver(this.db);
+  }
+  createQueryCompiler() {
+    return new SqliteQueryCompiler();
+  }
+  createIntrospector(db: Kysely<unknown>) {
+    return new SqliteIntrospector(db);
+  }
 }
 
 function connect(file: string, readonly: boolean): BetterSqlite3.Database {
@@ -148,7 +156,12 @@ function rowReader(connection: Wrapped) {
  * In WAL mode the reader sees every committed change and never an open transaction's, and it
  * need not wait while a write transaction holds the writer (an in-memory database has one).
  */
-export function openSqlite(file: string): { db: Kysely<Database>; reader: Kysely<Database>; readRows: <R>(sql: string, parameters: readonly unknown[]) => Promise<R[]>; close: () => Promise<void> } {
+export function openSqlite(file: string): {
+  db: Kysely<Database>;
+  reader: Kysely<Database>;
+  readRows: <R>(sql: string, parameters: readonly unknown[]) => Promise<R[]>;
+  close: () => Promise<void>;
+} {
   if (file === ':memory:') {
     // One connection: reads must wait for the transaction that holds it, so they go through the driver.
     const db = new Kysely<Database>({ dialect: new EdgeplaneSqliteDialect(wrap(connect(file, false))) });

@@ -8,13 +8,15 @@ export function foundation(dialect: Dialect) {
   const id = idType(dialect);
   return {
     async up(db: Kysely<unknown>): Promise<void> {
-      await db.schema.createTable('accounts')
+      await db.schema
+        .createTable('accounts')
         .addColumn('id', id, (c) => c.primaryKey())
         .addColumn('name', 'text', (c) => c.notNull())
         .addColumn('created_at', 'text', (c) => c.notNull())
         .execute();
 
-      await db.schema.createTable('users')
+      await db.schema
+        .createTable('users')
         .addColumn('id', id, (c) => c.primaryKey())
         .addColumn('account_id', id, (c) => c.notNull().references('accounts.id').onDelete('cascade'))
         .addColumn('name', 'text', (c) => c.notNull())
@@ -23,7 +25,8 @@ export function foundation(dialect: Dialect) {
         .execute();
       await db.schema.createIndex('users_account_id_id_idx').on('users').columns(['account_id', 'id']).execute();
 
-      await db.schema.createTable('bot_users')
+      await db.schema
+        .createTable('bot_users')
         .addColumn('id', id, (c) => c.primaryKey())
         .addColumn('account_id', id, (c) => c.notNull().references('accounts.id').onDelete('cascade'))
         .addColumn('name', 'text', (c) => c.notNull())
@@ -33,7 +36,8 @@ export function foundation(dialect: Dialect) {
       await db.schema.createIndex('bot_users_account_id_id_idx').on('bot_users').columns(['account_id', 'id']).execute();
       await db.schema.createIndex('bot_users_account_id_name_key').on('bot_users').columns(['account_id', 'name']).unique().execute();
 
-      await db.schema.createTable('api_keys')
+      await db.schema
+        .createTable('api_keys')
         .addColumn('id', id, (c) => c.primaryKey())
         .addColumn('account_id', id, (c) => c.notNull().references('accounts.id').onDelete('cascade'))
         .addColumn('owner_id', id, (c) => c.notNull())

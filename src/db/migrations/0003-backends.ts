@@ -11,14 +11,17 @@ export function backends(dialect: Dialect) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       const table = (name: (typeof BACKEND_TABLES)[number]) =>
-        db.schema.createTable(name)
+        db.schema
+          .createTable(name)
           .addColumn('id', id, (c) => c.primaryKey())
           .addColumn('account_id', id, (c) => c.notNull().references('accounts.id').onDelete('cascade'))
           .addColumn('description', 'text', (c) => c.notNull().defaultTo(''))
           .addColumn('metadata', 'text', (c) => c.notNull().defaultTo(''))
           .addColumn('created_at', 'text', (c) => c.notNull());
 
-      await table('backends_tunnel_group').addColumn('labels', 'text', (c) => c.notNull()).execute();
+      await table('backends_tunnel_group')
+        .addColumn('labels', 'text', (c) => c.notNull())
+        .execute();
       await table('backends_http_response')
         .addColumn('body', 'text', (c) => c.notNull())
         .addColumn('headers', 'text', (c) => c.notNull())
@@ -32,7 +35,8 @@ export function backends(dialect: Dialect) {
       await table('backends_weighted').execute();
       for (const name of BACKEND_TABLES) await db.schema.createIndex(`${name}_account_id_id_idx`).on(name).columns(['account_id', 'id']).execute();
 
-      await db.schema.createTable('backend_links')
+      await db.schema
+        .createTable('backend_links')
         .addColumn('parent_id', id, (c) => c.notNull())
         .addColumn('child_id', id, (c) => c.notNull())
         .addColumn('account_id', id, (c) => c.notNull().references('accounts.id').onDelete('cascade'))

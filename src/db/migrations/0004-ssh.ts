@@ -8,7 +8,8 @@ export function ssh(dialect: Dialect) {
   const id = idType(dialect);
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const certificateColumns = (t: CreateTableBuilder<any, any>) =>
-    t.addColumn('id', id, (c) => c.primaryKey())
+    t
+      .addColumn('id', id, (c) => c.primaryKey())
       .addColumn('account_id', id, (c) => c.notNull().references('accounts.id').onDelete('cascade'))
       .addColumn('description', 'text', (c) => c.notNull().defaultTo(''))
       .addColumn('metadata', 'text', (c) => c.notNull().defaultTo(''))
@@ -24,7 +25,8 @@ export function ssh(dialect: Dialect) {
 
   return {
     async up(db: Kysely<unknown>): Promise<void> {
-      await db.schema.createTable('ssh_certificate_authorities')
+      await db.schema
+        .createTable('ssh_certificate_authorities')
         .addColumn('id', id, (c) => c.primaryKey())
         .addColumn('account_id', id, (c) => c.notNull().references('accounts.id').onDelete('cascade'))
         .addColumn('description', 'text', (c) => c.notNull().defaultTo(''))

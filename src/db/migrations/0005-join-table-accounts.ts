@@ -14,7 +14,8 @@ export function joinTableAccounts(dialect: Dialect) {
         await sql`alter table ip_restriction_policies alter column account_id set not null`.execute(db);
       } else {
         // SQLite cannot add a NOT NULL column with a reference: rebuild the table.
-        await db.schema.createTable('ip_restriction_policies_next')
+        await db.schema
+          .createTable('ip_restriction_policies_next')
           .addColumn('ip_restriction_id', id, (c) => c.notNull().references('ip_restrictions.id').onDelete('cascade'))
           .addColumn('ip_policy_id', id, (c) => c.notNull().references('ip_policies.id'))
           .addColumn('account_id', id, (c) => c.notNull().references('accounts.id').onDelete('cascade'))

@@ -25,7 +25,8 @@ export function parseCidr(text: string): ParsedCidr {
   const bits = Number(maskText);
   const family = address.kind() === 'ipv4' ? 4 : 6;
   if (bits > (family === 4 ? 32 : 128)) return { ok: false, problem: 'invalid' };
-  const network = family === 4 ? ipaddr.IPv4.networkAddressFromCIDR(`${address.toString()}/${bits}`) : ipaddr.IPv6.networkAddressFromCIDR(`${address.toString()}/${bits}`);
+  const network =
+    family === 4 ? ipaddr.IPv4.networkAddressFromCIDR(`${address.toString()}/${bits}`) : ipaddr.IPv6.networkAddressFromCIDR(`${address.toString()}/${bits}`);
   const canonical = `${network.toString()}/${bits}`;
   if (network.toString() !== address.toString()) return { ok: false, problem: 'not-network', suggestion: canonical };
   return { ok: true, cidr: canonical, family, bits, address: network };

@@ -49,7 +49,11 @@ function randomSerial(): bigint {
 
 /** The signature blob of `data` by the CA: RSA keys sign with rsa-sha2-512. */
 function signatureBlob(ca: KeyObject, caPublic: SshPublicKey, data: Buffer): Buffer {
-  if (caPublic.keyType === 'ed25519') return new SshWriter().string('ssh-ed25519').string(sign(null, data, ca)).toBuffer();
+  if (caPublic.keyType === 'ed25519')
+    return new SshWriter()
+      .string('ssh-ed25519')
+      .string(sign(null, data, ca))
+      .toBuffer();
   if (caPublic.keyType === 'ecdsa') {
     const curve = CURVES[caPublic.curve!];
     const rs = sign(curve.hash, data, { key: ca, dsaEncoding: 'ieee-p1363' });
@@ -57,7 +61,10 @@ function signatureBlob(ca: KeyObject, caPublic: SshPublicKey, data: Buffer): Buf
     const inner = new SshWriter().mpint(rs.subarray(0, half)).mpint(rs.subarray(half)).toBuffer();
     return new SshWriter().string(curve.ssh).string(inner).toBuffer();
   }
-  return new SshWriter().string('rsa-sha2-512').string(sign('sha512', data, ca)).toBuffer();
+  return new SshWriter()
+    .string('rsa-sha2-512')
+    .string(sign('sha512', data, ca))
+    .toBuffer();
 }
 
 /** Signs with `ca`; pass its SSH public key when known, to spare deriving it again. */

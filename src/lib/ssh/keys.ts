@@ -43,12 +43,25 @@ export function toSshPublicKey(key: KeyObject): SshPublicKey {
     const c = CURVES[curve];
     const point = Buffer.concat([Buffer.from([4]), b64u(jwk.x!).subarray(-c.bytes), b64u(jwk.y!).subarray(-c.bytes)]);
     const fields = new SshWriter().string(c.identifier).string(point).toBuffer();
-    return { algorithm: c.ssh, keyType: 'ecdsa', curve, fields, blob: new SshWriter().string(c.ssh).raw(fields).toBuffer(), bits: c.bytes * 8 === 528 ? 521 : c.bytes * 8 };
+    return {
+      algorithm: c.ssh,
+      keyType: 'ecdsa',
+      curve,
+      fields,
+      blob: new SshWriter().string(c.ssh).raw(fields).toBuffer(),
+      bits: c.bytes * 8 === 528 ? 521 : c.bytes * 8,
+    };
   }
   if (jwk.kty === 'RSA') {
     const n = b64u(jwk.n!);
     const fields = new SshWriter().mpint(b64u(jwk.e!)).mpint(n).toBuffer();
-    return { algorithm: 'ssh-rsa', keyType: 'rsa', fields, blob: new SshWriter().string('ssh-rsa').raw(fields).toBuffer(), bits: pub.asymmetricKeyDetails?.modulusLength ?? n.length * 8 };
+    return {
+      algorithm: 'ssh-rsa',
+      keyType: 'rsa',
+      fields,
+      blob: new SshWriter().string('ssh-rsa').raw(fields).toBuffer(),
+      bits: pub.asymmetricKeyDetails?.modulusLength ?? n.length * 8,
+    };
   }
   throw new KeyError(`unsupported key type ${jwk.kty}`);
 }
@@ -94,7 +107,10 @@ export function parseAuthorizedKey(line: string): SshPublicKey {
       if (r.text() !== c.identifier) throw new KeyError('names a curve that does not match its algorithm');
       const point = r.string();
       if (point.length !== 1 + 2 * c.bytes || point[0] !== 4) throw new KeyError('has an ECDSA point that is not an uncompressed point of its curve');
-      key = createPublicKey({ key: { kty: 'EC', crv: c.jwk, x: point.subarray(1, 1 + c.bytes).toString('base64url'), y: point.subarray(1 + c.bytes).toString('base64url') }, format: 'jwk' });
+      key = createPublicKey({
+        key: { kty: 'EC', crv: c.jwk, x: point.subarray(1, 1 + c.bytes).toString('base64url'), y: point.subarray(1 + c.bytes).toString('base64url') },
+        format: 'jwk',
+      });
     } else if (algorithm === 'ssh-rsa') {
       const e = unsigned(r.string());
       const n = unsigned(r.string());

@@ -26,7 +26,10 @@ function checkName(name: string, what: string): string {
 }
 
 export class AccountService {
-  constructor(private readonly store: Store, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {}
 
   /** A new account with one admin user and that user's first API key. */
   async createAccount(input: { name: string; adminName?: string }): Promise<IssuedUser> {
@@ -38,7 +41,14 @@ export class AccountService {
     const key = newKeyMaterial();
     await createAccount(this.store, { id: accountId, name, created_at: now }, async (db) => {
       await db.insert('users', { id: userId, name: adminName, role: 'admin', created_at: now });
-      await db.insert('api_keys', { id: key.id, owner_id: userId, description: 'first admin key', metadata: '', secret_hash: key.secret_hash, created_at: now });
+      await db.insert('api_keys', {
+        id: key.id,
+        owner_id: userId,
+        description: 'first admin key',
+        metadata: '',
+        secret_hash: key.secret_hash,
+        created_at: now,
+      });
     });
     return { account_id: accountId, user_id: userId, api_key_id: key.id, token: key.token };
   }
@@ -52,7 +62,14 @@ export class AccountService {
     const key = newKeyMaterial();
     const found = await withExistingAccount(this.store, input.accountId, async (db) => {
       await db.insert('users', { id: userId, name, role: input.role as Role, created_at: now });
-      await db.insert('api_keys', { id: key.id, owner_id: userId, description: `first key of ${name}`, metadata: '', secret_hash: key.secret_hash, created_at: now });
+      await db.insert('api_keys', {
+        id: key.id,
+        owner_id: userId,
+        description: `first key of ${name}`,
+        metadata: '',
+        secret_hash: key.secret_hash,
+        created_at: now,
+      });
     });
     if (!found) throw new InputError(`no account with id '${input.accountId}'`);
     return { account_id: input.accountId, user_id: userId, api_key_id: key.id, token: key.token };

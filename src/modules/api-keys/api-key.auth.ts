@@ -48,7 +48,10 @@ export class KeyAuthenticator implements Authenticator {
   /** The key with its owner's role or bot state: compiled once, bound per lookup. */
   private readonly lookupSql: string;
 
-  constructor(private readonly store: Store, private readonly now: () => number = Date.now) {
+  constructor(
+    private readonly store: Store,
+    private readonly now: () => number = Date.now,
+  ) {
     this.lookupSql = store.reader
       .selectFrom('api_keys as k')
       .leftJoin('users as u', 'u.id', 'k.owner_id')

@@ -4,12 +4,24 @@
 import { errors } from '../../core/errors.js';
 import { describedChanges, describedColumns } from '../../core/schema.js';
 import { defineResource, type LinkItem } from '../../crud/definition.js';
-import { toBool, type FailoverBackendsTable, type HttpResponseBackendsTable, type StaticBackendsTable, type TunnelGroupBackendsTable, type WeightedBackendsTable } from '../../db/schema.js';
+import {
+  toBool,
+  type FailoverBackendsTable,
+  type HttpResponseBackendsTable,
+  type StaticBackendsTable,
+  type TunnelGroupBackendsTable,
+  type WeightedBackendsTable,
+} from '../../db/schema.js';
 import { BACKEND_KINDS, backendNotFound, checkNoCycle } from './backend-links.js';
 import * as S from './backend.schema.js';
 import { checkAddress, checkFailoverChildren, checkHeaders, checkLabels, checkResponseBody, checkStatusCode, checkWeightedChildren } from './backend-values.js';
 
-const described = (row: { id: string; created_at: string; description: string; metadata: string }) => ({ id: row.id, created_at: row.created_at, description: row.description, metadata: row.metadata });
+const described = (row: { id: string; created_at: string; description: string; metadata: string }) => ({
+  id: row.id,
+  created_at: row.created_at,
+  description: row.description,
+  metadata: row.metadata,
+});
 const inUse = (id: string, referrers: readonly string[]) => errors.backendInUse({ id, referrers });
 const children = { table: 'backend_links', from: 'parent_id', to: 'child_id', kinds: BACKEND_KINDS, notFound: backendNotFound, check: checkNoCycle } as const;
 
@@ -54,7 +66,12 @@ export const httpResponseBackend = defineResource({
     ...(body.headers != null && { headers: JSON.stringify(checkHeaders(body.headers)) }),
     ...(body.status_code != null && { status_code: checkStatusCode(body.status_code) }),
   }),
-  toApi: (row: HttpResponseBackendsTable) => ({ ...described(row), body: row.body, headers: JSON.parse(row.headers) as Record<string, string>, status_code: Number(row.status_code) }),
+  toApi: (row: HttpResponseBackendsTable) => ({
+    ...described(row),
+    body: row.body,
+    headers: JSON.parse(row.headers) as Record<string, string>,
+    status_code: Number(row.status_code),
+  }),
 });
 
 export const staticBackend = defineResource({
@@ -100,5 +117,8 @@ export const weightedBackend = defineResource({
   inUse,
   links: { backends: { ...children, weighted: true, parse: checkWeightedChildren } },
   prepare: (_ctx, body) => ({ row: describedColumns(body) }),
-  toApi: (row: WeightedBackendsTable & { backends: LinkItem[] }) => ({ ...described(row), backends: Object.fromEntries(row.backends.map((c) => [c.id, c.weight ?? 0])) }),
+  toApi: (row: WeightedBackendsTable & { backends: LinkItem[] }) => ({
+    ...described(row),
+    backends: Object.fromEntries(row.backends.map((c) => [c.id, c.weight ?? 0])),
+  }),
 });

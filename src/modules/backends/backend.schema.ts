@@ -27,15 +27,29 @@ const WeightedChildren = Type.Record(Type.String({ maxLength: 64 }), Type.Intege
   description: `backend id → weight (0 to 10000); at most ${MAX_CHILDREN}`,
 });
 
-export const TunnelGroupBackend = Type.Object({ ...DescribedFields('bkdtg'), labels: Type.Record(Type.String(), Type.String()), tunnels: Type.Array(Ref) }, { description: 'tunnel-group backend' });
+export const TunnelGroupBackend = Type.Object(
+  { ...DescribedFields('bkdtg'), labels: Type.Record(Type.String(), Type.String()), tunnels: Type.Array(Ref) },
+  { description: 'tunnel-group backend' },
+);
 export const TunnelGroupBackendCreate = Body({ ...DescribedCreate, labels: Type.Optional(Labels) });
 export const TunnelGroupBackendUpdate = Body({ ...DescribedPatch, labels: Patch(Labels) });
 
-export const HttpResponseBackend = Type.Object({ ...DescribedFields('bkdhr'), body: Type.String(), headers: Type.Record(Type.String(), Type.String()), status_code: Type.Integer() }, { description: 'HTTP-response backend' });
-export const HttpResponseBackendCreate = Body({ ...DescribedCreate, body: Type.Optional(ResponseBody), headers: Type.Optional(Headers), status_code: Type.Optional(StatusCode) });
+export const HttpResponseBackend = Type.Object(
+  { ...DescribedFields('bkdhr'), body: Type.String(), headers: Type.Record(Type.String(), Type.String()), status_code: Type.Integer() },
+  { description: 'HTTP-response backend' },
+);
+export const HttpResponseBackendCreate = Body({
+  ...DescribedCreate,
+  body: Type.Optional(ResponseBody),
+  headers: Type.Optional(Headers),
+  status_code: Type.Optional(StatusCode),
+});
 export const HttpResponseBackendUpdate = Body({ ...DescribedPatch, body: Patch(ResponseBody), headers: Patch(Headers), status_code: Patch(StatusCode) });
 
-export const StaticBackend = Type.Object({ ...DescribedFields('bkdsc'), address: Type.String(), tls: Type.Object({ enabled: Type.Boolean() }) }, { description: 'static-address backend' });
+export const StaticBackend = Type.Object(
+  { ...DescribedFields('bkdsc'), address: Type.String(), tls: Type.Object({ enabled: Type.Boolean() }) },
+  { description: 'static-address backend' },
+);
 export const StaticBackendCreate = Body({ ...DescribedCreate, address: Address, tls: Type.Optional(Tls) });
 export const StaticBackendUpdate = Body({ ...DescribedPatch, address: Patch(Address), tls: Patch(Tls) });
 
@@ -43,6 +57,9 @@ export const FailoverBackend = Type.Object({ ...DescribedFields('bkdfo'), backen
 export const FailoverBackendCreate = Body({ ...DescribedCreate, backends: Type.Optional(FailoverChildren) });
 export const FailoverBackendUpdate = Body({ ...DescribedPatch, backends: Patch(FailoverChildren) });
 
-export const WeightedBackend = Type.Object({ ...DescribedFields('bkdwd'), backends: Type.Record(Type.String(), Type.Integer()) }, { description: 'weighted backend' });
+export const WeightedBackend = Type.Object(
+  { ...DescribedFields('bkdwd'), backends: Type.Record(Type.String(), Type.Integer()) },
+  { description: 'weighted backend' },
+);
 export const WeightedBackendCreate = Body({ ...DescribedCreate, backends: Type.Optional(WeightedChildren) });
 export const WeightedBackendUpdate = Body({ ...DescribedPatch, backends: Patch(WeightedChildren) });

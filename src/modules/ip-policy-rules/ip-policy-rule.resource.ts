@@ -63,7 +63,9 @@ export function ipPolicyRuleDefinition(onChange: (accountId: string) => void) {
         onChange(ctx.scope.accountId);
       },
       onUniqueViolation(target, row) {
-        return target === 'ip_policy_rules_ip_policy_id_cidr_key' ? errors.duplicateRule({ cidr: String(row.cidr), policyId: String(row.ip_policy_id) }) : undefined;
+        return target === 'ip_policy_rules_ip_policy_id_cidr_key'
+          ? errors.duplicateRule({ cidr: String(row.cidr), policyId: String(row.ip_policy_id) })
+          : undefined;
       },
     },
   });

@@ -4,12 +4,15 @@ import { Body, BoundedString, DescribedCreate, DescribedFields, DescribedPatch, 
 export const RULE_ACTIONS = ['allow', 'deny'] as const;
 const Cidr = BoundedString(64, { description: 'IPv4 or IPv6 network in CIDR notation, e.g. 10.0.0.0/8' });
 
-export const IpPolicyRule = Type.Object({
-  ...DescribedFields('ipr'),
-  cidr: Type.String({ description: 'canonical network form' }),
-  ip_policy: Ref,
-  action: StringEnum(RULE_ACTIONS),
-}, { description: 'IP policy rule' });
+export const IpPolicyRule = Type.Object(
+  {
+    ...DescribedFields('ipr'),
+    cidr: Type.String({ description: 'canonical network form' }),
+    ip_policy: Ref,
+    action: StringEnum(RULE_ACTIONS),
+  },
+  { description: 'IP policy rule' },
+);
 
 export const IpPolicyRuleCreate = Body({
   ...DescribedCreate,

@@ -13,7 +13,6 @@ import { readIpRevision } from '../ip-policies/ip-revision.js';
 const REVALIDATE_MS = 1000;
 const MAX_ACCOUNTS = 10_000;
 
-
 interface Compiled {
   revision: number;
   checkedAt: number;
@@ -25,7 +24,10 @@ const ALLOWED: Verdict = { allowed: true };
 export class ApiIpGuard implements IpScreen {
   private readonly compiled = new Map<string, Compiled>();
 
-  constructor(private readonly store: Store, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly store: Store,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** Forget an account's compiled restriction (after a local change). */
   invalidate(accountId: string): void {

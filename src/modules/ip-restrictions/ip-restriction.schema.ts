@@ -11,12 +11,15 @@ const PolicyIds = Type.Array(IdString('ipp', 'IP policy'), {
   description: `1 to ${MAX_POLICIES_PER_RESTRICTION} IP policies of the account, each once`,
 });
 
-export const IpRestriction = Type.Object({
-  ...DescribedFields('ipx'),
-  enforced: Type.Boolean({ description: 'true: refuse traffic the policies do not allow; false: only warn' }),
-  type: StringEnum(RESTRICTION_TYPES),
-  ip_policies: Type.Array(Ref),
-}, { description: 'IP restriction' });
+export const IpRestriction = Type.Object(
+  {
+    ...DescribedFields('ipx'),
+    enforced: Type.Boolean({ description: 'true: refuse traffic the policies do not allow; false: only warn' }),
+    type: StringEnum(RESTRICTION_TYPES),
+    ip_policies: Type.Array(Ref),
+  },
+  { description: 'IP restriction' },
+);
 
 export const IpRestrictionCreate = Body({
   ...DescribedCreate,

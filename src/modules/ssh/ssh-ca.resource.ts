@@ -79,6 +79,13 @@ export function sshCertificateAuthorityDefinition(sealer: Sealer) {
       };
     },
 
-    toApi: (row: SshCertificateAuthoritiesTable) => ({ id: row.id, created_at: row.created_at, description: row.description, metadata: row.metadata, public_key: row.public_key, key_type: row.key_type }),
+    toApi: (row: SshCertificateAuthoritiesTable) => ({
+      id: row.id,
+      created_at: row.created_at,
+      description: row.description,
+      metadata: row.metadata,
+      public_key: row.public_key,
+      key_type: row.key_type,
+    }),
   });
 }

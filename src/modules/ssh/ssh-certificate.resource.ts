@@ -47,7 +47,11 @@ async function issue(db: ScopedDb, sealer: Sealer, ctx: RequestContext, type: Ce
   const ca = await loadCaKey(db, sealer, body.ssh_certificate_authority_id);
   if (!ca) throw errors.sshCaNotFound({ id: body.ssh_certificate_authority_id });
   const id = newId(prefix);
-  const cert = signCertificate(ca.key, { type, subject, keyId: id, principals, validAfter: after, validBefore: until, criticalOptions: options, extensions: exts }, ca.publicKey);
+  const cert = signCertificate(
+    ca.key,
+    { type, subject, keyId: id, principals, validAfter: after, validBefore: until, criticalOptions: options, extensions: exts },
+    ca.publicKey,
+  );
   return {
     id,
     row: {
@@ -96,7 +100,8 @@ export function sshCertificateDefinitions(sealer: Sealer) {
     table: 'ssh_user_certificates',
     schemas: { resource: S.SshUserCertificate, create: S.SshUserCertificateCreate, update: S.SshCertificateUpdate },
     references: [signedBy],
-    prepare: async (ctx, body, db) => (await issue(db, sealer, ctx, 'user', 'sucrt', body)) as { id: string; row: Omit<SshUserCertificatesTable, 'id' | 'account_id' | 'created_at'> },
+    prepare: async (ctx, body, db) =>
+      (await issue(db, sealer, ctx, 'user', 'sucrt', body)) as { id: string; row: Omit<SshUserCertificatesTable, 'id' | 'account_id' | 'created_at'> },
     toApi: (row: SshUserCertificatesTable) => ({ ...common(row), critical_options: JSON.parse(row.critical_options), extensions: JSON.parse(row.extensions) }),
   });
 
@@ -109,7 +114,8 @@ export function sshCertificateDefinitions(sealer: Sealer) {
     table: 'ssh_host_certificates',
     schemas: { resource: S.SshHostCertificate, create: S.SshHostCertificateCreate, update: S.SshCertificateUpdate },
     references: [signedBy],
-    prepare: async (ctx, body, db) => (await issue(db, sealer, ctx, 'host', 'shcrt', body)) as { id: string; row: Omit<SshHostCertificatesTable, 'id' | 'account_id' | 'created_at'> },
+    prepare: async (ctx, body, db) =>
+      (await issue(db, sealer, ctx, 'host', 'shcrt', body)) as { id: string; row: Omit<SshHostCertificatesTable, 'id' | 'account_id' | 'created_at'> },
     toApi: (row: SshHostCertificatesTable) => common(row),
   });
 

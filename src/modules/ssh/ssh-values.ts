@@ -23,6 +23,7 @@ export function validity(body: { valid_after?: string; valid_until?: string }, n
   return { after, until };
 }
 
+// eslint-disable-next-line no-control-regex -- finding control characters is what this pattern is for
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 export function userPrincipals(principals: readonly string[]): string[] {
@@ -44,12 +45,20 @@ export function hostPrincipals(principals: readonly string[]): string[] {
 }
 
 export const DEFAULT_EXTENSIONS: Record<string, string> = { 'permit-pty': '', 'permit-user-rc': '' };
-const FLAG_EXTENSIONS = new Set(['no-touch-required', 'permit-X11-forwarding', 'permit-agent-forwarding', 'permit-port-forwarding', 'permit-pty', 'permit-user-rc']);
+const FLAG_EXTENSIONS = new Set([
+  'no-touch-required',
+  'permit-X11-forwarding',
+  'permit-agent-forwarding',
+  'permit-port-forwarding',
+  'permit-pty',
+  'permit-user-rc',
+]);
 
 export function criticalOptions(options: Record<string, string>): Record<string, string> {
   for (const [name, value] of Object.entries(options)) {
     if (name === 'force-command') {
-      if (value === '' || CONTROL.test(value)) throw errors.invalidOption({ kind: 'critical option', name, problem: 'must be a non-empty command without control characters' });
+      if (value === '' || CONTROL.test(value))
+        throw errors.invalidOption({ kind: 'critical option', name, problem: 'must be a non-empty command without control characters' });
     } else if (name === 'source-address') {
       const entries = value.split(',');
       for (const entry of entries) {
@@ -70,7 +79,11 @@ export function extensions(values: Record<string, string>): Record<string, strin
     if (FLAG_EXTENSIONS.has(name)) {
       if (value !== '') throw errors.invalidOption({ kind: 'extension', name, problem: 'is a flag and takes an empty value' });
     } else if (!/^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+$/.test(name)) {
-      throw errors.invalidOption({ kind: 'extension', name, problem: `is not a standard extension (${[...FLAG_EXTENSIONS].join(', ')}) nor of the form name@domain` });
+      throw errors.invalidOption({
+        kind: 'extension',
+        name,
+        problem: `is not a standard extension (${[...FLAG_EXTENSIONS].join(', ')}) nor of the form name@domain`,
+      });
     } else if (CONTROL.test(value)) {
       throw errors.invalidOption({ kind: 'extension', name, problem: 'has a value with control characters' });
     }

@@ -10,11 +10,14 @@ const Time = BoundedString(64, { description: 'RFC 3339' });
 const Principals = Type.Array(BoundedString(255), { maxItems: MAX_PRINCIPALS });
 const OptionMap = Type.Record(Type.String({ maxLength: 255 }), Type.String({ maxLength: 4096 }));
 
-export const SshCertificateAuthority = Type.Object({
-  ...DescribedFields('sshca'),
-  public_key: Type.String({ description: 'authorized-keys line of the CA' }),
-  key_type: StringEnum(KEY_TYPES),
-}, { description: 'SSH certificate authority' });
+export const SshCertificateAuthority = Type.Object(
+  {
+    ...DescribedFields('sshca'),
+    public_key: Type.String({ description: 'authorized-keys line of the CA' }),
+    key_type: StringEnum(KEY_TYPES),
+  },
+  { description: 'SSH certificate authority' },
+);
 
 export const SshCertificateAuthorityCreate = Body({
   ...DescribedCreate,
@@ -43,12 +46,15 @@ const certificateCreate = {
   valid_until: Type.Optional(Time),
 };
 
-export const SshUserCertificate = Type.Object({
-  ...DescribedFields('sucrt'),
-  ...certificateFields,
-  critical_options: Type.Record(Type.String(), Type.String()),
-  extensions: Type.Record(Type.String(), Type.String()),
-}, { description: 'SSH user certificate' });
+export const SshUserCertificate = Type.Object(
+  {
+    ...DescribedFields('sucrt'),
+    ...certificateFields,
+    critical_options: Type.Record(Type.String(), Type.String()),
+    extensions: Type.Record(Type.String(), Type.String()),
+  },
+  { description: 'SSH user certificate' },
+);
 
 export const SshUserCertificateCreate = Body({
   ...certificateCreate,
