@@ -12,6 +12,7 @@ import { defineResource, type AnyDefinition } from '../../src/crud/definition.js
 import { Kinds } from '../../src/crud/kinds.js';
 import { createResource } from '../../src/crud/resource.js';
 import type { IpPolicyRulesTable, BotUsersTable } from '../../src/db/schema.js';
+import { ipPolicyRuleDefinition } from '../../src/modules/ip-policy-rules/ip-policy-rule.resource.js';
 import { resourceDefinitions } from '../../src/modules/registry.js';
 import { describeEachStore, type Api } from '../helpers/harness.js';
 
@@ -39,15 +40,8 @@ const nestedRules = defineResource({
       'id' | 'account_id' | 'created_at' | 'ip_policy_id'
     > as never,
   }),
-  toApi: (row: IpPolicyRulesTable, view) => ({
-    id: row.id,
-    created_at: row.created_at,
-    description: row.description,
-    metadata: row.metadata,
-    cidr: row.cidr,
-    action: row.action,
-    ip_policy: view.ref(row.ip_policy_id),
-  }),
+  // Shown as the served kind shows a rule.
+  toApi: ipPolicyRuleDefinition(() => {}).toApi,
 });
 
 /** Rules that name their policy in the body but declare no reference: only the store's foreign key stops a bad one. */
