@@ -83,6 +83,10 @@ export class Kinds {
       byTable.set(kind.table, [...(byTable.get(kind.table) ?? []), id]);
     }
     for (const [table, group] of byTable) {
+      if (group.length === 1) {
+        if (!(await db.exists(table, group[0]!))) throw notFound(group[0]!);
+        continue;
+      }
       const found = new Set((await db.select(table, { id: group } as never)).map((row) => (row as { id: string }).id));
       const missing = group.find((id) => !found.has(id));
       if (missing !== undefined) throw notFound(missing);

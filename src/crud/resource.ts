@@ -113,7 +113,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
 
   /** The row, or 404 when the id is malformed, of another prefix, not in this account or not under the parent. */
   const load = async (db: ScopedDb, path: PathIds): Promise<Row> => {
-    await loadParent(db, path);
+    if (d.parent) await loadParent(db, path);
     const id = path.id ?? '';
     if (!hasPrefix(id, prefix)) throw errors.invalidPathId({ value: id, title, prefix });
     const row = (await db.find(table, id)) as Row | undefined;
@@ -202,7 +202,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
       const row = await read(async () => {
         const found = await load(db, path);
         await authorize(ctx, 'get', { row: found }, db);
-        return (await expand(db, [found]))[0]!;
+        return linkNames.length === 0 ? found : (await expand(db, [found]))[0]!;
       });
       return present(row, view(ctx), path);
     },

@@ -154,6 +154,16 @@ export class ScopedDb {
   async insert<T extends OwnedTable>(table: T, rows: NewRow<T> | readonly NewRow<T>[]): Promise<void> {
     const list = (Array.isArray(rows) ? rows : [rows]) as NewRow<T>[];
     if (list.length === 0) return;
+    if (list.length === 1) {
+      // A resource's own row: the statement for its columns is compiled once.
+      const row = { ...list[0], account_id: this.scope.accountId } as Record<string, unknown>;
+      const columns = Object.keys(row);
+      const query = prepare(this.dialect, `insert:${table}:${columns.join(',')}`, this.executor, (db) =>
+        db.insertInto(table as string).values(Object.fromEntries(columns.map((c) => [c, slot(c)]))),
+      );
+      await this.run(query, row);
+      return;
+    }
     await loose(this.executor)
       .insertInto(table as string)
       .values(list.map((row) => ({ ...row, account_id: this.scope.accountId })))
