@@ -61,41 +61,37 @@ export function registerProtocol(app: FastifyInstance, deps: ProtocolDeps): void
 
   // Hooks take callbacks rather than promises: they run on every request, and the common path
   // (a cached key) completes without a promise or a microtask hop.
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('Operation-Id', request.id);
-    corsHeaders(request, reply);
-    const config = request.routeOptions.config;
-    if (request.is404 || config.public) return done();
-
-    const admit = (who: Authenticated) => {
-      request.ctx = { ...who, baseUrl: deps.baseUrl(), now: deps.clock.now() };
-    };
-    // The account's `api` IP restriction: refuse (enforced) or let pass with a warning.
-    const screen = (who: Authenticated, verdict: Verdict) => {
-      if (verdict.allowed) return;
+  // The account's `api` IP restriction: refuse (enforced) or let pass with a warning; then the
+  // request's context. Plain functions rather than closures made for every request.
+  const admit = (request: FastifyRequest, reply: FastifyReply, who: Authenticated, verdict: Verdict): void => {
+    if (!verdict.allowed) {
       if (verdict.enforced) throw errors.ipRestricted({ ip: request.ip, restrictionId: verdict.restrictionId });
       reply.header('Ip-Restriction-Warning', `${request.ip} is not allowed by IP restriction ${verdict.restrictionId}, which is not enforced`);
       request.log.warn(
         { account_id: who.scope.accountId, key_id: who.keyId, ip: request.ip, ip_restriction_id: verdict.restrictionId },
         'request from an address the api IP restriction does not allow (not enforced)',
       );
-    };
-    const proceed = (who: Authenticated): void | Promise<void> => {
-      const verdict = deps.ipGuard.check(who.scope, request.ip);
-      if (verdict instanceof Promise)
-        return verdict.then((v) => {
-          screen(who, v);
-          admit(who);
-        });
-      screen(who, verdict);
-      admit(who);
-    };
+    }
+    request.ctx = { scope: who.scope, principal: who.principal, keyId: who.keyId, baseUrl: deps.baseUrl(), now: deps.clock.now() };
+  };
+  const screen = (request: FastifyRequest, reply: FastifyReply, who: Authenticated): void | Promise<void> => {
+    const verdict = deps.ipGuard.check(who.scope, request.ip);
+    if (verdict instanceof Promise) return verdict.then((v) => admit(request, reply, who, v));
+    admit(request, reply, who, verdict);
+  };
+
+  // Hooks take callbacks rather than promises: they run on every request, and the common path
+  // (a cached key, a fresh matcher) completes without a promise or a microtask hop.
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('Operation-Id', request.id);
+    corsHeaders(request, reply);
+    if (request.is404 || request.routeOptions.config.public) return done();
     try {
       checkVersion(request);
       // Fastify does not read GET bodies; refuse them instead of silently ignoring content.
       if (READ_METHODS.has(request.method) && hasBody(request)) throw errors.bodyNotAllowed({ method: request.method });
       const who = deps.auth.authenticate(request.headers.authorization);
-      const outcome = who instanceof Promise ? who.then(proceed) : proceed(who);
+      const outcome = who instanceof Promise ? who.then((w) => screen(request, reply, w)) : screen(request, reply, who);
       if (!(outcome instanceof Promise)) return done();
       outcome.then(
         () => done(),

@@ -2,24 +2,21 @@
 // 2 seconds, so that a key deleted on another instance stops working within 2 s; the instance
 // that changes a key, a user or a bot drops it from its cache at once. The secret is compared
 // with the stored hash in constant time on every request, cached or not.
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { CompiledQuery, type SqlBool } from 'kysely';
 import type { Authenticated, Authenticator, Principal, Role } from '../../core/context.js';
 import { errors } from '../../core/errors.js';
 import { toBool } from '../../db/schema.js';
 import { read, type Store } from '../../db/store.js';
-import { hashSecret, parseAuthorization } from './api-key.token.js';
+import { parseAuthorization } from './api-key.token.js';
 
 const CACHE_TTL_MS = 2000;
 const CACHE_MAX_ENTRIES = 10_000;
 
+/** A key as read from the store: its secret's hash, and what presenting it establishes (or why it cannot). */
 interface KeyEntry {
-  keyId: string;
-  accountId: string;
-  ownerId: string;
   secretHash: Buffer;
-  role: Role | null;
-  botActive: boolean | null;
+  outcome: Authenticated | { refused: 'inactive-bot'; botId: string } | { refused: 'no-owner' };
   expiresAt: number;
 }
 
@@ -32,15 +29,21 @@ interface KeyRow {
 }
 
 function verify(entry: KeyEntry | undefined, secret: string): Authenticated {
-  const presented = Buffer.from(hashSecret(secret), 'hex');
+  const presented = createHash('sha256').update(secret, 'utf8').digest();
   if (!entry || !timingSafeEqual(presented, entry.secretHash)) throw errors.invalidToken();
+  const { outcome } = entry;
+  if ('refused' in outcome) throw outcome.refused === 'inactive-bot' ? errors.inactiveBot({ botId: outcome.botId }) : errors.invalidToken();
+  return outcome;
+}
+
+function outcomeOf(keyId: string, row: KeyRow): KeyEntry['outcome'] {
   let principal: Principal;
-  if (entry.role !== null) principal = { id: entry.ownerId, kind: 'user', role: entry.role };
-  else if (entry.botActive !== null) {
-    if (!entry.botActive) throw errors.inactiveBot({ botId: entry.ownerId });
-    principal = { id: entry.ownerId, kind: 'bot', role: 'developer' };
-  } else throw errors.invalidToken(); // the owner no longer exists
-  return { scope: { accountId: entry.accountId }, principal, keyId: entry.keyId };
+  if (row.role !== null && row.role !== undefined) principal = { id: row.owner_id, kind: 'user', role: row.role };
+  else if (row.active !== null && row.active !== undefined) {
+    if (!toBool(row.active as SqlBool)) return { refused: 'inactive-bot', botId: row.owner_id };
+    principal = { id: row.owner_id, kind: 'bot', role: 'developer' };
+  } else return { refused: 'no-owner' }; // the owner no longer exists
+  return { scope: { accountId: row.account_id }, principal, keyId };
 }
 
 export class KeyAuthenticator implements Authenticator {
@@ -86,15 +89,7 @@ export class KeyAuthenticator implements Authenticator {
       this.cache.delete(keyId);
       return undefined;
     }
-    const entry: KeyEntry = {
-      keyId,
-      accountId: row.account_id,
-      ownerId: row.owner_id,
-      secretHash: Buffer.from(row.secret_hash, 'hex'),
-      role: row.role ?? null,
-      botActive: row.active === null || row.active === undefined ? null : toBool(row.active as SqlBool),
-      expiresAt: now + CACHE_TTL_MS,
-    };
+    const entry: KeyEntry = { secretHash: Buffer.from(row.secret_hash, 'hex'), outcome: outcomeOf(keyId, row), expiresAt: now + CACHE_TTL_MS };
     if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.clear();
     this.cache.set(keyId, entry);
     return entry;
