@@ -28,18 +28,16 @@ export interface Store {
    * that every request runs (ScopedDb compiles them once). PostgreSQL keeps them prepared.
    */
   readRows<R>(sql: string, parameters: readonly unknown[]): Promise<R[]>;
-  /** A write committed on this instance: the reader's next read sees it. */
-  committed(): void;
   close(): Promise<void>;
 }
 
 export function openStore(database: Config['database'], options: { schema?: string } = {}): Store {
   if (database.kind === 'postgres') {
     const { db, readRows, close } = openPostgres(database.url, options);
-    return { dialect: 'postgres', db, reader: db, readRows, committed: () => {}, close };
+    return { dialect: 'postgres', db, reader: db, readRows, close };
   }
-  const { db, reader, readRows, committed, close } = openSqlite(database.file);
-  return { dialect: 'sqlite', db, reader, readRows, committed, close };
+  const { db, reader, readRows, close } = openSqlite(database.file);
+  return { dialect: 'sqlite', db, reader, readRows, close };
 }
 
 export async function migrate(store: Store): Promise<string[]> {
@@ -80,9 +78,7 @@ export function translateStoreError(error: unknown): unknown {
 /** Runs `work` in one transaction: it happens whole or not at all. */
 export async function withTx<T>(store: Store, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
   try {
-    const result = await store.db.transaction().execute(work);
-    store.committed();
-    return result;
+    return await store.db.transaction().execute(work);
   } catch (error) {
     throw translateStoreError(error);
   }

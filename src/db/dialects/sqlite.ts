@@ -32,9 +32,10 @@ function bindable(parameters: readonly unknown[]): unknown[] {
  * `snapshots`: for the reader, reads share one read transaction per turn of the event loop
  * instead of one each. Every read transaction takes and releases SQLite's WAL read lock, two
  * `fcntl` calls that cost more than the read itself under load; a turn's reads now pay them
- * once. The snapshot never outlives the turn (it ends at `setImmediate`), and `endSnapshot` ends
- * it at once when a write commits on this instance, so a read never misses a committed write of
- * this instance; another process's write is seen from the next turn on.
+ * once. The snapshot never outlives the turn (it ends at `setImmediate`), and the writer ends it
+ * in the same synchronous step as each commit, so a read never misses a committed write of this
+ * instance (and the commit's checkpoint is never held back by it); another process's write is
+ * seen from the next turn on.
  */
 function wrap(db: BetterSqlite3.Database, options: { snapshots?: boolean } = {}) {
   const cache = new Map<string, BetterSqlite3.Statement>();
@@ -102,7 +103,11 @@ class FifoSqliteDriver implements Driver {
   private held = false;
   private readonly connection: SqliteConnection;
 
-  constructor(private readonly db: Wrapped) {
+  /** `beforeCommit` runs in the same synchronous step as the commit: nothing can come between. */
+  constructor(
+    private readonly db: Wrapped,
+    private readonly beforeCommit: () => void = () => {},
+  ) {
     this.connection = new SqliteConnection(db);
   }
 
@@ -127,6 +132,7 @@ class FifoSqliteDriver implements Driver {
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    this.beforeCommit();
     await connection.executeQuery(CompiledQuery.raw('commit'));
   }
 
@@ -140,12 +146,15 @@ class FifoSqliteDriver implements Driver {
 }
 
 class EdgeplaneSqliteDialect implements Dialect {
-  constructor(private readonly db: Wrapped) {}
+  constructor(
+    private readonly db: Wrapped,
+    private readonly beforeCommit?: () => void,
+  ) {}
   createAdapter() {
     return new SqliteAdapter();
   }
   createDriver() {
-    return new FifoSqliteDriver(this.db);
+    return new FifoSqliteDriver(this.db, this.beforeCommit);
   }
   createQueryCompiler() {
     return new SqliteQueryCompiler();
@@ -186,24 +195,24 @@ export function openSqlite(file: string): {
   db: Kysely<Database>;
   reader: Kysely<Database>;
   readRows: <R>(sql: string, parameters: readonly unknown[]) => Promise<R[]>;
-  committed: () => void;
   close: () => Promise<void>;
 } {
   if (file === ':memory:') {
     // One connection: reads must wait for the transaction that holds it, so they go through the driver.
     const db = new Kysely<Database>({ dialect: new EdgeplaneSqliteDialect(wrap(connect(file, false))) });
     const readRows = async <R>(sql: string, parameters: readonly unknown[]) => (await db.executeQuery<R>(CompiledQuery.raw(sql, [...parameters]))).rows;
-    return { db, reader: db, readRows, committed: () => {}, close: () => db.destroy() };
+    return { db, reader: db, readRows, close: () => db.destroy() };
   }
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const db = new Kysely<Database>({ dialect: new EdgeplaneSqliteDialect(wrap(connect(file, false))) });
+  // The writer first: it creates the file and puts it in WAL mode; a read-only connection cannot.
+  const writer = wrap(connect(file, false));
   const readConnection = wrap(connect(file, true), { snapshots: true });
+  const db = new Kysely<Database>({ dialect: new EdgeplaneSqliteDialect(writer, readConnection.endSnapshot) });
   const reader = new Kysely<Database>({ dialect: new EdgeplaneSqliteDialect(readConnection) });
   return {
     db,
     reader,
     readRows: rowReader(readConnection),
-    committed: readConnection.endSnapshot,
     async close() {
       await reader.destroy();
       await db.destroy();
