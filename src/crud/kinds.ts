@@ -74,7 +74,10 @@ export class Kinds {
     return { id, uri: kind.uri === 'path' ? path : baseUrl + path };
   }
 
-  /** Throws `notFound(id)` for the first id that is no resource of one of `kinds` in the account. */
+  /**
+   * Throws `notFound(id)` for the first id that is no resource of one of `kinds` in the account.
+   * Inside a transaction; the rows found stay locked against deletion until it commits.
+   */
   async requireExisting(db: ScopedDb, ids: readonly string[], kinds: readonly string[], notFound: (id: string) => Error): Promise<void> {
     const byTable = new Map<OwnedTable, string[]>();
     for (const id of ids) {
@@ -84,10 +87,10 @@ export class Kinds {
     }
     for (const [table, group] of byTable) {
       if (group.length === 1) {
-        if (!(await db.exists(table, group[0]!))) throw notFound(group[0]!);
+        if (!(await db.exists(table, group[0]!, 'key share'))) throw notFound(group[0]!);
         continue;
       }
-      const found = new Set((await db.select(table, { id: group } as never)).map((row) => (row as { id: string }).id));
+      const found = new Set((await db.select(table, { id: group } as never, { lock: 'key share' })).map((row) => (row as { id: string }).id));
       const missing = group.find((id) => !found.has(id));
       if (missing !== undefined) throw notFound(missing);
     }

@@ -8,7 +8,7 @@ import type { RequestContext } from '../core/context.js';
 import { ApiError, errors } from '../core/errors.js';
 import { hasPrefix, newId } from '../core/ids.js';
 import { rfc3339 } from '../core/time.js';
-import { ScopedDb, scopedReader, type RowOf } from '../db/scoped.js';
+import { ScopedDb, scopedReader, type Lock, type RowOf } from '../db/scoped.js';
 import { read, withTx, type Executor, type Store } from '../db/store.js';
 import {
   isWrite,
@@ -103,20 +103,24 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
   const collectionPath = (path: PathIds) => (d.parent ? d.path.replace(`:${d.parent.param}`, path.parentId ?? '') : d.path);
   const uriOf = (ctx: RequestContext, path: PathIds, id: string) => `${d.uri === 'path' ? '' : ctx.baseUrl}${collectionPath(path)}/${id}`;
 
-  /** The parent named in the path, or 404 (a parent of another account is not found either). */
-  const loadParent = async (db: ScopedDb, path: PathIds) => {
+  /** The parent named in the path, or 404 (a parent of another account is not found either); locked against deletion in a write. */
+  const loadParent = async (db: ScopedDb, path: PathIds, lock?: Lock) => {
     if (!d.parent || !parentKind) return;
     const id = path.parentId ?? '';
     if (!hasPrefix(id, parentKind.prefix)) throw errors.invalidPathId({ value: id, title: parentKind.title, prefix: parentKind.prefix });
-    if (!(await db.exists(parentKind.table, id))) throw errors.notFound({ title: parentKind.title, id });
+    if (!(await db.exists(parentKind.table, id, lock))) throw errors.notFound({ title: parentKind.title, id });
   };
 
-  /** The row, or 404 when the id is malformed, of another prefix, not in this account or not under the parent. */
-  const load = async (db: ScopedDb, path: PathIds): Promise<Row> => {
-    if (d.parent) await loadParent(db, path);
+  /**
+   * The row, or 404 when the id is malformed, of another prefix, not in this account or not
+   * under the parent. `forWrite`: locked until the transaction ends, so that checks made on it
+   * (who still references it) hold until the change commits.
+   */
+  const load = async (db: ScopedDb, path: PathIds, forWrite = false): Promise<Row> => {
+    if (d.parent) await loadParent(db, path, forWrite ? 'key share' : undefined);
     const id = path.id ?? '';
     if (!hasPrefix(id, prefix)) throw errors.invalidPathId({ value: id, title, prefix });
-    const row = (await db.find(table, id)) as Row | undefined;
+    const row = (await db.find(table, id, forWrite ? 'update' : undefined)) as Row | undefined;
     if (!row || (d.parent && row[d.parent.column] !== path.parentId)) throw errors.notFound({ title, id });
     return row;
   };
@@ -180,7 +184,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
       try {
         shown = await withTx(store, async (trx) => {
           const db = scoped(trx, ctx);
-          await loadParent(db, path);
+          await loadParent(db, path, 'key share');
           await authorize(ctx, 'create', { body }, db);
           await checkReferences(db, row);
           await d.hooks?.beforeCreate?.(db, ctx, row);
@@ -244,7 +248,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
       try {
         updated = await withTx(store, async (trx) => {
           const db = scoped(trx, ctx);
-          const current = await load(db, path);
+          const current = await load(db, path, true);
           await authorize(ctx, 'update', { row: current, body: fields }, db);
           const changes = (d.patch ? d.patch(ctx, fields, current) : defaultPatch(fields, links)) as Partial<Row>;
           const row = { ...current, ...changes } as Row;
@@ -268,7 +272,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
       try {
         removed = await withTx(store, async (trx) => {
           const db = scoped(trx, ctx);
-          const current = await load(db, path);
+          const current = await load(db, path, true);
           await authorize(ctx, 'delete', { row: current }, db);
           await d.hooks?.beforeDelete?.(db, ctx, current);
           const referrers = await kinds.release(db, d.kind, current.id);

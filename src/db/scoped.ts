@@ -17,7 +17,16 @@ type Column<T extends OwnedTable> = keyof RowOf<T> & string;
 export type Filter<T extends OwnedTable> = { [K in Column<T>]?: RowOf<T>[K] | readonly RowOf<T>[K][] };
 export type NewRow<T extends OwnedTable> = Omit<RowOf<T>, 'account_id'>;
 
+/**
+ * A row lock taken on PostgreSQL for the rest of the transaction (SQLite runs one write
+ * transaction at a time, so it needs none): `update` before changing or deleting a row,
+ * `key share` on a row that the change is about to reference, so that it cannot be deleted
+ * before the change commits.
+ */
+export type Lock = 'update' | 'key share';
+
 export interface SelectOptions<T extends OwnedTable> {
+  lock?: Lock;
   orderBy?: readonly Column<T>[];
   descending?: boolean;
   limit?: number;
@@ -65,6 +74,12 @@ function where<Q>(query: Q, filter: Record<string, unknown>): Q {
   return q as Q;
 }
 
+function withLock<Q extends { forUpdate(): Q; forKeyShare(): Q }>(query: Q, lock: Lock | undefined): Q {
+  if (lock === 'update') return query.forUpdate();
+  if (lock === 'key share') return query.forKeyShare();
+  return query;
+}
+
 const matchesNothing = (filter: Record<string, unknown>) => Object.values(filter).some((v) => Array.isArray(v) && v.length === 0);
 
 type ReadRows = <R>(sql: string, parameters: readonly unknown[]) => Promise<R[]>;
@@ -85,13 +100,17 @@ export class ScopedDb {
   }
 
   /** The row with this id in the account, or undefined. */
-  async find<T extends OwnedTable>(table: T, id: string): Promise<RowOf<T> | undefined> {
-    const query = prepare(this.dialect, `find:${table}`, this.executor, (db) =>
-      db
-        .selectFrom(table as string)
-        .selectAll()
-        .where('account_id', '=', slot('account'))
-        .where('id', '=', slot('id')),
+  async find<T extends OwnedTable>(table: T, id: string, lock?: Lock): Promise<RowOf<T> | undefined> {
+    const locked = lock && this.dialect === 'postgres' ? lock : undefined;
+    const query = prepare(this.dialect, `find:${table}:${locked ?? ''}`, this.executor, (db) =>
+      withLock(
+        db
+          .selectFrom(table as string)
+          .selectAll()
+          .where('account_id', '=', slot('account'))
+          .where('id', '=', slot('id')),
+        locked,
+      ),
     );
     return (await this.run<RowOf<T>>(query, { account: this.scope.accountId, id }))[0];
   }
@@ -120,8 +139,8 @@ export class ScopedDb {
     return { rows: hasMore ? rows.slice(0, page.limit) : rows, hasMore };
   }
 
-  async exists<T extends OwnedTable>(table: T, id: string): Promise<boolean> {
-    return (await this.find(table, id)) !== undefined;
+  async exists<T extends OwnedTable>(table: T, id: string, lock?: Lock): Promise<boolean> {
+    return (await this.find(table, id, lock)) !== undefined;
   }
 
   async select<T extends OwnedTable>(table: T, filter: Filter<T>, options: SelectOptions<T> = {}): Promise<RowOf<T>[]> {
@@ -135,6 +154,7 @@ export class ScopedDb {
     );
     for (const column of options.orderBy ?? []) query = query.orderBy(column, options.descending ? 'desc' : 'asc');
     if (options.limit !== undefined) query = query.limit(options.limit);
+    if (options.lock && this.dialect === 'postgres') query = withLock(query, options.lock);
     return (await query.execute()) as RowOf<T>[];
   }
 
