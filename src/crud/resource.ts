@@ -5,11 +5,11 @@
 // prefixes, and one authorization decision per operation.
 import type { Static } from '@sinclair/typebox';
 import type { RequestContext } from '../core/context.js';
-import { ApiError, errors } from '../core/errors.js';
+import { errors } from '../core/errors.js';
 import { hasPrefix, newId } from '../core/ids.js';
 import { rfc3339 } from '../core/time.js';
 import { ScopedDb, scopedReader, type Lock, type RowOf } from '../db/scoped.js';
-import { read, withTx, type Executor, type Store } from '../db/store.js';
+import { ForeignKeyViolation, read, UniqueViolation, withTx, type Executor, type Store } from '../db/store.js';
 import {
   isWrite,
   type AnyDefinition,
@@ -21,9 +21,9 @@ import {
   type ResourceTable,
   type View,
 } from './definition.js';
+import { readLinks, writeLinks, type Kinds } from './kinds.js';
 
 export type { ResourceSchemas };
-import { readLinks, writeLinks, type Kinds } from './kinds.js';
 
 export interface ListQueryInput {
   limit?: number;
@@ -71,15 +71,13 @@ function defaultPatch(body: Record<string, unknown>, links: Record<string, unkno
 
 /** Unique and foreign-key violations that the kind does not map: a 409, never a 500. */
 function translateConflict(definition: AnyDefinition, error: unknown, row: Record<string, unknown>): unknown {
-  if (!(error instanceof Error)) return error;
-  if (error.name === 'UniqueViolation') {
-    const target = (error as unknown as { target: string }).target;
+  if (error instanceof UniqueViolation) {
     return (
-      definition.hooks?.onUniqueViolation?.(target, row) ??
-      errors.conflict({ title: definition.title, reason: `it would duplicate a value that must be unique (${target})` })
+      definition.hooks?.onUniqueViolation?.(error.target, row) ??
+      errors.conflict({ title: definition.title, reason: `it would duplicate a value that must be unique (${error.target})` })
     );
   }
-  if (error.name === 'ForeignKeyViolation')
+  if (error instanceof ForeignKeyViolation)
     return errors.conflict({ title: definition.title, reason: 'a resource it names was deleted at the same time, or one being deleted is still named' });
   return error;
 }
@@ -129,8 +127,8 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
   const expand = async (db: ScopedDb, rows: Row[]): Promise<Row[]> => {
     if (linkNames.length === 0 || rows.length === 0) return rows;
     const ids = rows.map((r) => r.id);
-    const read = await Promise.all(linkNames.map(async (name) => [name, await readLinks(db, links[name]!, ids)] as const));
-    return rows.map((row) => ({ ...row, ...Object.fromEntries(read.map(([name, items]) => [name, items.get(row.id) ?? []])) }));
+    const byField = await Promise.all(linkNames.map(async (name) => [name, await readLinks(db, links[name]!, ids)] as const));
+    return rows.map((row) => ({ ...row, ...Object.fromEntries(byField.map(([name, items]) => [name, items.get(row.id) ?? []])) }));
   };
 
   const present = (row: Row, v: View, path: PathIds) => {
@@ -283,7 +281,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
           return current;
         });
       } catch (error) {
-        throw error instanceof ApiError ? error : translateConflict(d, error, {});
+        throw translateConflict(d, error, {});
       }
       d.hooks?.afterCommit?.(ctx, 'delete', removed as unknown as RowOf<T>);
     },
