@@ -148,11 +148,11 @@ export const catalogue = {
     'limit is not a whole number from 1 to 100.',
     (a) => `page size limit must be a whole number between 1 and 100; got '${a.value}'.`,
   ),
-  invalidBeforeId: entry<{ value: string; prefix: string }>(
+  invalidBeforeId: entry<{ value: string; prefix: string; parameter: 'before_id' | 'beforeId' }>(
     234,
     400,
     'before_id is not an identifier of the listed kind.',
-    (a) => `before_id '${a.value}' is not a valid identifier here; expected an ID with a prefix of '${a.prefix}_'.`,
+    (a) => `${a.parameter} '${a.value}' is not a valid identifier here; expected an ID with a prefix of '${a.prefix}_'.`,
   ),
   beforeIdTwice: entry(
     238,

@@ -215,7 +215,9 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
       const beforeId = query.before_id ?? query.beforeId;
       // A cursor is a position, not a reference: any well-formed id of this kind will do, whether
       // or not it still exists, and it is only compared with the ids of this account.
-      if (beforeId !== undefined && !hasPrefix(beforeId, prefix)) throw errors.invalidBeforeId({ value: beforeId, prefix });
+      if (beforeId !== undefined && !hasPrefix(beforeId, prefix)) {
+        throw errors.invalidBeforeId({ value: beforeId, prefix, parameter: query.before_id === undefined ? 'beforeId' : 'before_id' });
+      }
       const db = reader(ctx);
       const { rows, hasMore } = await read(async () => {
         await loadParent(db, path);

@@ -136,7 +136,9 @@ describeEachStore('conventions', (h) => {
     const api = await h().newAccount();
     assertError(await api.get('/api_keys?before_id=bot_000000000000000000000000000'), 400, 'ERR_EP_234');
     assertError(await api.get('/api_keys?before_id=nonsense'), 400, 'ERR_EP_234');
-    assertError(await api.get('/api_keys?beforeId=garbage'), 400, 'ERR_EP_234');
+    const camel = await api.get('/api_keys?beforeId=garbage');
+    assertError(camel, 400, 'ERR_EP_234');
+    assert.match(camel.json.msg, /^beforeId 'garbage'/, 'names the parameter the client sent');
   });
 
   it('refuses before_id and beforeId together with ERR_EP_238', async () => {
