@@ -187,8 +187,10 @@ describeEachStore('conventions', (h) => {
     const foreign = (await other.post('/api_keys', {})).json.id;
     mine.push((await api.post('/api_keys', {})).json.id);
     // A made-up id just after the foreign one in id order answers exactly the same page.
-    const lastChar = foreign.at(-1);
-    const madeUp = foreign.slice(0, -1) + (lastChar === 'z' ? 'y' : String.fromCharCode(lastChar.charCodeAt(0) + 1));
+    // The neighbouring base62 digit (0-9A-Za-z, which is also byte order) keeps the id well formed.
+    const digits = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+    const at = digits.indexOf(foreign.at(-1));
+    const madeUp = foreign.slice(0, -1) + digits[at === digits.length - 1 ? at - 1 : at + 1];
     const byForeign = await api.get(`/api_keys?before_id=${foreign}`);
     const byMadeUp = await api.get(`/api_keys?before_id=${madeUp}`);
     assert.equal(byForeign.status, 200);
