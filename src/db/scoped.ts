@@ -28,8 +28,6 @@ export type Lock = 'update' | 'key share';
 export interface SelectOptions<T extends OwnedTable> {
   lock?: Lock;
   orderBy?: readonly Column<T>[];
-  descending?: boolean;
-  limit?: number;
 }
 
 // Kysely cannot type a query over a table chosen at run time; the row types are restored by the
@@ -152,23 +150,9 @@ export class ScopedDb {
         .where('account_id', '=', this.scope.accountId),
       filter,
     );
-    for (const column of options.orderBy ?? []) query = query.orderBy(column, options.descending ? 'desc' : 'asc');
-    if (options.limit !== undefined) query = query.limit(options.limit);
+    for (const column of options.orderBy ?? []) query = query.orderBy(column);
     if (options.lock && this.dialect === 'postgres') query = withLock(query, options.lock);
     return (await query.execute()) as RowOf<T>[];
-  }
-
-  async count<T extends OwnedTable>(table: T, filter: Filter<T>): Promise<number> {
-    if (matchesNothing(filter)) return 0;
-    const query = where(
-      loose(this.executor)
-        .selectFrom(table as string)
-        .select((eb) => eb.fn.countAll().as('n'))
-        .where('account_id', '=', this.scope.accountId),
-      filter,
-    );
-    const row = (await query.executeTakeFirst()) as { n: number | string | bigint } | undefined;
-    return Number(row?.n ?? 0);
   }
 
   async insert<T extends OwnedTable>(table: T, rows: NewRow<T> | readonly NewRow<T>[]): Promise<void> {

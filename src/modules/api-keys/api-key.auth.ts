@@ -2,13 +2,13 @@
 // 2 seconds, so that a key deleted on another instance stops working within 2 s; the instance
 // that changes a key, a user or a bot drops it from its cache at once. The secret is compared
 // with the stored hash in constant time on every request, cached or not.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { CompiledQuery, type SqlBool } from 'kysely';
 import type { Authenticated, Authenticator, Principal, Role } from '../../core/context.js';
 import { errors } from '../../core/errors.js';
 import { toBool } from '../../db/schema.js';
 import { read, type Store } from '../../db/store.js';
-import { parseAuthorization } from './api-key.token.js';
+import { parseAuthorization, secretDigest } from './api-key.token.js';
 
 const CACHE_TTL_MS = 2000;
 const CACHE_MAX_ENTRIES = 10_000;
@@ -29,7 +29,7 @@ interface KeyRow {
 }
 
 function verify(entry: KeyEntry | undefined, secret: string): Authenticated {
-  const presented = createHash('sha256').update(secret, 'utf8').digest();
+  const presented = secretDigest(secret);
   if (!entry || !timingSafeEqual(presented, entry.secretHash)) throw errors.invalidToken();
   const { outcome } = entry;
   if ('refused' in outcome) throw outcome.refused === 'inactive-bot' ? errors.inactiveBot({ botId: outcome.botId }) : errors.invalidToken();

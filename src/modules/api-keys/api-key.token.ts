@@ -7,8 +7,13 @@ const SECRET_LENGTH = 40;
 const TOKEN = /^([0-9A-Za-z]{27})_([0-9A-Za-z]{32,128})$/;
 const KEY_ID = /^ak_[0-9A-Za-z]{27}$/;
 
+/** SHA-256 of a token's secret: what is stored (as hex) and what a presented token is compared with. */
+export function secretDigest(secret: string): Buffer {
+  return createHash('sha256').update(secret, 'utf8').digest();
+}
+
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return secretDigest(secret).toString('hex');
 }
 
 /** A new key id, its token (shown once) and the hash that is stored instead. */
