@@ -2,20 +2,19 @@
 // 2 seconds, so that a key deleted on another instance stops working within 2 s; the instance
 // that changes a key, a user or a bot drops it from its cache at once. The secret is compared
 // with the stored hash in constant time on every request, cached or not.
-import { timingSafeEqual } from 'node:crypto';
 import { CompiledQuery, type SqlBool } from 'kysely';
 import type { Authenticated, Authenticator, Principal, Role } from '../../core/context.js';
 import { errors } from '../../core/errors.js';
 import { toBool } from '../../db/schema.js';
 import { read, type Store } from '../../db/store.js';
-import { parseAuthorization, secretDigest } from './api-key.token.js';
+import { hashSecret, parseAuthorization, sameDigest } from './api-key.token.js';
 
 const CACHE_TTL_MS = 2000;
 const CACHE_MAX_ENTRIES = 10_000;
 
 /** A key as read from the store: its secret's hash, and what presenting it establishes (or why it cannot). */
 interface KeyEntry {
-  secretHash: Buffer;
+  secretHash: string;
   outcome: Authenticated | { refused: 'inactive-bot'; botId: string } | { refused: 'no-owner' };
   expiresAt: number;
 }
@@ -29,8 +28,8 @@ interface KeyRow {
 }
 
 function verify(entry: KeyEntry | undefined, secret: string): Authenticated {
-  const presented = secretDigest(secret);
-  if (!entry || !timingSafeEqual(presented, entry.secretHash)) throw errors.invalidToken();
+  const presented = hashSecret(secret);
+  if (!entry || !sameDigest(presented, entry.secretHash)) throw errors.invalidToken();
   const { outcome } = entry;
   if ('refused' in outcome) throw outcome.refused === 'inactive-bot' ? errors.inactiveBot({ botId: outcome.botId }) : errors.invalidToken();
   return outcome;
@@ -89,7 +88,7 @@ export class KeyAuthenticator implements Authenticator {
       this.cache.delete(keyId);
       return undefined;
     }
-    const entry: KeyEntry = { secretHash: Buffer.from(row.secret_hash, 'hex'), outcome: outcomeOf(keyId, row), expiresAt: now + CACHE_TTL_MS };
+    const entry: KeyEntry = { secretHash: row.secret_hash.toLowerCase(), outcome: outcomeOf(keyId, row), expiresAt: now + CACHE_TTL_MS };
     if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.clear();
     this.cache.set(keyId, entry);
     return entry;
