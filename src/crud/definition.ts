@@ -60,7 +60,11 @@ export interface LinkField<Value> {
   notFound(id: string): ApiError;
   /** The body's value as ordered items; refuses bad values (counts, duplicates) before any query. */
   parse(value: Value): LinkItem[];
-  /** Checks that need the database beyond existence (a cycle), inside the transaction. */
+  /**
+   * Checks that need the database beyond existence (a cycle), inside the transaction. A write
+   * of a field with a check holds the account's lock on the join table from the transaction's
+   * start (ScopedDb.serialize), so the check sees every such write committed before it.
+   */
   check?(db: ScopedDb, ownerId: string, items: readonly LinkItem[]): Promise<void>;
 }
 

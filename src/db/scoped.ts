@@ -4,7 +4,7 @@
 // The queries that every request runs (a row by id, a page of a list) are built with Kysely once
 // per table and dialect and kept as SQL with named parameter slots; a request only binds values.
 // Building and compiling them again per request was a quarter of the server's busy time.
-import { CompiledQuery, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
 import type { Scope } from '../core/context.js';
 import type { Database } from './schema.js';
 import { read, withTx, type Dialect, type Executor, type Store } from './store.js';
@@ -197,6 +197,19 @@ export class ScopedDb {
       filter,
     );
     return Number((await query.executeTakeFirst()).numDeletedRows);
+  }
+
+  /**
+   * Makes this transaction the only one of the account changing `what` until it ends. For checks
+   * that read many rows and that row locks cannot protect, because the rows that matter are not
+   * known in advance: two PATCHes that each add one edge of a ring both see no cycle at READ
+   * COMMITTED. Take it before any row lock, so that two writers never wait for each other in a
+   * circle. PostgreSQL: a transaction-level advisory lock on the account and `what` (a hash
+   * collision only makes unrelated writers wait); SQLite runs one write transaction at a time.
+   */
+  async serialize(what: string): Promise<void> {
+    if (this.dialect !== 'postgres') return;
+    await sql`select pg_advisory_xact_lock(hashtextextended(${`${what}:${this.scope.accountId}`}, 0))`.execute(this.executor);
   }
 
   /** Adds one to the account's counter in a per-account counter table (created at 1). */

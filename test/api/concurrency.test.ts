@@ -7,6 +7,8 @@ import { it } from 'node:test';
 import { describeEachStore } from '../helpers/harness.js';
 
 const ROUNDS = 25;
+/** The races the checks were once defeated by: enough rounds that a window of a few milliseconds is hit. */
+const RACE_ROUNDS = 200;
 
 describeEachStore('concurrent requests', (h) => {
   it('never lets a failover backend name a backend deleted at the same moment', async () => {
@@ -55,5 +57,76 @@ describeEachStore('concurrent requests', (h) => {
         assert.equal(created.json.error_code, 'ERR_EP_1402');
       }
     }
+  });
+
+  it('never stores a cycle of failover backends patched at the same moment', async () => {
+    const api = await h().newAccount();
+    const outcomes = new Map<string, number>();
+    for (let round = 0; round < RACE_ROUNDS; round++) {
+      // Two (or, every third round, three) failovers patched at once to name each other in a ring.
+      const size = round % 3 === 0 ? 3 : 2;
+      const ids: string[] = [];
+      for (let i = 0; i < size; i++) ids.push((await api.post('/backends/failover', { backends: [] })).json.id);
+      const results = await Promise.all(ids.map((id, i) => api.patch(`/backends/failover/${id}`, { backends: [ids[(i + 1) % size]] })));
+      const key = results.map((r) => r.status).join('/');
+      outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+      for (const r of results) {
+        assert.ok(r.status === 200 || (r.status === 400 && r.json.error_code === 'ERR_EP_6530'), `${r.status} ${r.text}`);
+      }
+      assert.ok(
+        results.some((r) => r.status === 400),
+        `a ring of ${size} was stored (outcomes so far: ${JSON.stringify([...outcomes])})`,
+      );
+    }
+  });
+
+  it('never links a weighted backend to a backend deleted at the same moment', async () => {
+    const api = await h().newAccount();
+    for (let round = 0; round < RACE_ROUNDS; round++) {
+      const child = (await api.post('/backends/static', { address: 'app.internal:443' })).json.id;
+      const [created, deleted] = await Promise.all([api.post('/backends/weighted', { backends: { [child]: 100 } }), api.delete(`/backends/static/${child}`)]);
+      if (created.status === 201) {
+        assert.equal(deleted.status, 409, deleted.text);
+        assert.equal((await api.delete(`/backends/weighted/${created.json.id}`)).status, 204);
+        assert.equal((await api.delete(`/backends/static/${child}`)).status, 204);
+      } else {
+        assert.equal(created.status, 400, created.text);
+        assert.equal(deleted.status, 204, deleted.text);
+      }
+    }
+    const dangling = await h()
+      .deps.store.db.selectFrom('backend_links as l')
+      .leftJoin('backends_static as b', 'b.id', 'l.child_id')
+      .select('l.child_id')
+      .where('l.account_id', '=', api.info.accountId)
+      .where('l.child_id', 'like', 'bkdsc_%')
+      .where('b.id', 'is', null)
+      .execute();
+    assert.deepEqual(dangling, []);
+  });
+
+  it('never leaves an API key owned by a bot user deleted at the same moment', async () => {
+    const api = await h().newAccount();
+    let keys = 0;
+    for (let round = 0; round < RACE_ROUNDS; round++) {
+      const bot = (await api.post('/bot_users', { name: `bot-${round}` })).json.id;
+      const [created, deleted] = await Promise.all([api.post('/api_keys', { owner_id: bot }), api.delete(`/bot_users/${bot}`)]);
+      assert.equal(deleted.status, 204, deleted.text);
+      if (created.status === 201) keys++;
+      else {
+        assert.equal(created.status, 400, created.text);
+        assert.equal(created.json.error_code, 'ERR_EP_637');
+      }
+    }
+    const orphans = await h()
+      .deps.store.db.selectFrom('api_keys as k')
+      .leftJoin('users as u', 'u.id', 'k.owner_id')
+      .leftJoin('bot_users as b', 'b.id', 'k.owner_id')
+      .select('k.id')
+      .where('k.account_id', '=', api.info.accountId)
+      .where('u.id', 'is', null)
+      .where('b.id', 'is', null)
+      .execute();
+    assert.deepEqual(orphans, [], `no key outlives its bot (${keys} of ${RACE_ROUNDS} keys were created before the delete)`);
   });
 });
