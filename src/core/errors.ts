@@ -82,6 +82,12 @@ export const catalogue = {
     'A string in the request body contains the NUL character, which no field accepts.',
     (a) => `'${a.field}' contains the NUL character (\\u0000), which no field accepts.`,
   ),
+  bodyTooDeep: entry<{ max: number }>(
+    270,
+    400,
+    'The request body nests arrays and objects more than 64 levels deep (the body itself is level 1).',
+    (a) => `The request body nests arrays and objects more than ${a.max} levels deep; at most ${a.max} levels are accepted, the body itself being the first.`,
+  ),
   bodyTooLarge: entry<{ limit: number }>(
     219,
     413,
@@ -146,7 +152,7 @@ export const catalogue = {
     233,
     400,
     'limit is not a whole number from 1 to 100.',
-    (a) => `page size limit must be a whole number between 1 and 100; got '${a.value}'.`,
+    (a) => `page size limit must be a whole number between 1 and 100, in decimal digits; got '${a.value}'.`,
   ),
   invalidBeforeId: entry<{ value: string; prefix: string; parameter: 'before_id' | 'beforeId' }>(
     234,
@@ -444,7 +450,7 @@ export const catalogue = {
     241,
     400,
     'A time is not an RFC 3339 timestamp.',
-    (a) => `${a.field} '${a.value}' is not an RFC 3339 timestamp such as 2026-11-21T10:00:00Z.`,
+    (a) => `${a.field} '${a.value}' is not an RFC 3339 timestamp of a time that exists, such as 2026-11-21T10:00:00Z.`,
   ),
   invalidKeySize: entry<{ value: number }>(
     1939,

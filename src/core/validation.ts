@@ -26,7 +26,49 @@ const queryAjv = makeAjv(true);
 
 /** A validator for one part of a request: bodies are never coerced, query strings and paths are. */
 export function compileValidator(schema: object, part: 'body' | 'querystring' | 'params' | 'headers'): ValidateFunction {
-  return (part === 'body' ? bodyAjv : queryAjv).compile(schema);
+  if (part === 'body') return bodyAjv.compile(schema);
+  return decimalNumbersOnly(schema, queryAjv.compile(schema));
+}
+
+type PropertySchema = { type?: string | string[] };
+const DECIMAL = { integer: /^[0-9]+$/, number: /^[0-9]+(\.[0-9]+)?$/ };
+
+/**
+ * Ajv coerces a query string to a number as Number() does, which takes "0x10", "1e1", "+5",
+ * " 5" and "5.0"; a query number must be written in decimal digits. The raw strings of the
+ * numeric properties are checked before `validate` coerces them.
+ */
+function decimalNumbersOnly(schema: object, validate: ValidateFunction): ValidateFunction {
+  const properties = (schema as { properties?: Record<string, PropertySchema> }).properties ?? {};
+  const numeric: [string, RegExp][] = [];
+  for (const [name, property] of Object.entries(properties)) {
+    const types = ([] as string[]).concat(property.type ?? []);
+    if (types.includes('integer')) numeric.push([name, DECIMAL.integer]);
+    else if (types.includes('number')) numeric.push([name, DECIMAL.number]);
+  }
+  if (numeric.length === 0) return validate;
+  const checked = ((data: Record<string, unknown> | null | undefined) => {
+    for (const [name, pattern] of numeric) {
+      const value = data?.[name];
+      if (typeof value === 'string' && !pattern.test(value)) {
+        checked.errors = [
+          {
+            keyword: 'pattern',
+            instancePath: `/${name}`,
+            schemaPath: `#/properties/${name}`,
+            params: { pattern: pattern.source },
+            message: 'must be decimal digits',
+            data: value,
+          },
+        ];
+        return false;
+      }
+    }
+    const valid = validate(data);
+    checked.errors = validate.errors;
+    return valid;
+  }) as ValidateFunction;
+  return checked;
 }
 
 function render(value: unknown): string {

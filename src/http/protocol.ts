@@ -137,16 +137,20 @@ export function registerProtocol(app: FastifyInstance, deps: ProtocolDeps): void
     } catch {
       return done(errors.invalidUtf8(), undefined);
     }
+    // Before parsing: a body nested a hundred thousand levels deep parses, but overflows the
+    // stack of every recursive walk after it (validation, error messages, serialization).
+    if (nestedTooDeep(text, MAX_BODY_DEPTH)) return done(errors.bodyTooDeep({ max: MAX_BODY_DEPTH }), undefined);
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch (error) {
       return done(errors.malformedJson({ reason: (error as Error).message.slice(0, 200) }), undefined);
     }
-    // PostgreSQL text cannot hold NUL; refuse it in every store alike. Raw NULs are already
-    // invalid JSON, so only the escape needs a closer look.
-    const nulField = /\\u0000/i.test(text) ? findNul(parsed) : undefined;
-    if (nulField !== undefined) return done(errors.nulCharacter({ field: nulField || 'request body' }), undefined);
+    // What JSON allows and no field takes. Every one of them is written with a \\u escape or is
+    // one of the three words (valid UTF-8 holds no lone surrogate, and raw NULs are invalid
+    // JSON), so one test of the text spares the walk for nearly every body.
+    const found = NEEDS_WALK.test(text) ? findForbidden(parsed) : undefined;
+    if (found) return done(forbiddenError(found), undefined);
     done(null, parsed);
   });
 
@@ -168,17 +172,86 @@ export function registerProtocol(app: FastifyInstance, deps: ProtocolDeps): void
   });
 }
 
-/** The dotted path of the first string (or key) holding a NUL character. */
-function findNul(value: unknown, at = ''): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? at : undefined;
+/** How deeply a request body may nest arrays and objects, the body itself being level 1 (docs/errors.md, ERR_EP_270). */
+export const MAX_BODY_DEPTH = 64;
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `max`: brackets outside strings,
+ * counted in one pass over the text without parsing it (strings are skipped with indexOf, so
+ * long text costs little). Written by hand because JSON.parse has no depth limit; malformed
+ * text is left to JSON.parse to report.
+ */
+function nestedTooDeep(text: string, max: number): boolean {
+  // JSON nested past the limit holds at least max + 1 opening and as many closing brackets;
+  // shorter text is left to JSON.parse.
+  if (text.length < 2 * (max + 1)) return false;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+    else if (c === 0x22) i = closingQuote(text, i);
+  }
+  return false;
+}
+
+/** The index of the quote that closes the string opened at `open` (the text's end if none). */
+function closingQuote(text: string, open: number): number {
+  for (let at = text.indexOf('"', open + 1); at !== -1; at = text.indexOf('"', at + 1)) {
+    let backslashes = 0;
+    while (text.charCodeAt(at - 1 - backslashes) === 0x5c) backslashes++;
+    if (backslashes % 2 === 0) return at;
+  }
+  return text.length;
+}
+
+const NEEDS_WALK = /\\u|__proto__|constructor|prototype/;
+/** Keys that name a JavaScript object's prototype: harmless in a parsed body, not in code that copies it. */
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+type Forbidden = { field: string; problem: 'nul' | 'surrogate' | 'key' };
+
+/** A field name as a message can show it: lone surrogates written as their escapes. */
+const printable = (name: string) => name.replace(LONE_SURROGATE, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+// String.prototype.isWellFormed (Node 20 and later) is not in the ES2022 library typings.
+const wellFormed = (s: string) => (s as string & { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * The dotted path of the first string or key holding a NUL character or a lone UTF-16
+ * surrogate, or of the first key named __proto__, constructor or prototype. Recursion is safe:
+ * the depth was checked before parsing.
+ */
+function findForbidden(value: unknown, at = ''): Forbidden | undefined {
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) return { field: at, problem: 'nul' };
+    return wellFormed(value) ? undefined : { field: at, problem: 'surrogate' };
+  }
   if (value === null || typeof value !== 'object') return undefined;
-  for (const [key, child] of Object.entries(value)) {
-    const here = Array.isArray(value) ? `${at}[${key}]` : at ? `${at}.${key}` : key;
-    if (key.includes('\u0000')) return here;
-    const found = findNul(child, here);
-    if (found !== undefined) return found;
+  const isArray = Array.isArray(value);
+  for (const key of Object.keys(value)) {
+    const here = isArray ? `${at}[${key}]` : at ? `${at}.${printable(key)}` : printable(key);
+    if (!isArray) {
+      if (FORBIDDEN_KEYS.has(key)) return { field: here, problem: 'key' };
+      if (key.includes('\u0000')) return { field: here, problem: 'nul' };
+      if (!wellFormed(key)) return { field: here, problem: 'surrogate' };
+    }
+    const found = findForbidden((value as Record<string, unknown>)[key], here);
+    if (found) return found;
   }
   return undefined;
+}
+
+function forbiddenError({ field, problem }: Forbidden) {
+  // PostgreSQL text cannot hold NUL; it is refused in every store alike.
+  if (problem === 'nul') return errors.nulCharacter({ field: field || 'request body' });
+  if (problem === 'surrogate')
+    return errors.invalidField({
+      field: field || 'request body',
+      problem: 'contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape), which is not a Unicode character',
+    });
+  return errors.invalidField({ field, problem: 'is not accepted: __proto__, constructor and prototype are refused as keys at any level' });
 }
 
 export const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;

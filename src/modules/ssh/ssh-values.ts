@@ -2,20 +2,38 @@
 // extensions, each refused with a message that names the offending value.
 import net from 'node:net';
 import { errors } from '../../core/errors.js';
+import { parseRfc3339, rfc3339 } from '../../core/time.js';
 import { parseCidr } from '../../lib/ip/cidr.js';
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-
 export function parseTime(field: string, value: string): Date {
-  const ms = RFC3339.test(value) ? Date.parse(value) : NaN;
-  if (Number.isNaN(ms)) throw errors.invalidTimestamp({ field, value: value.slice(0, 64) });
-  return new Date(ms);
+  const time = parseRfc3339(value);
+  if (!time) throw errors.invalidTimestamp({ field, value: value.slice(0, 64) });
+  return time;
 }
 
-/** valid_after defaults to now, valid_until to valid_after plus `defaultMs`; until must follow after. */
+/**
+ * The times a certificate may name. OpenSSH counts validity in unsigned seconds since the
+ * epoch, so nothing before 1970; its 64 bits would reach far past the year 9999, but the API
+ * writes times back as RFC 3339, whose years have four digits.
+ */
+export const EARLIEST_VALIDITY = new Date('1970-01-01T00:00:00Z');
+export const LATEST_VALIDITY = new Date('9999-12-31T23:59:59Z');
+
+function withinWindow(field: string, time: Date, given: string | undefined): void {
+  const seconds = Math.floor(time.getTime() / 1000) * 1000;
+  if (seconds >= EARLIEST_VALIDITY.getTime() && seconds <= LATEST_VALIDITY.getTime()) return;
+  throw errors.invalidField({
+    field,
+    problem: `is ${given === undefined ? `${rfc3339(time)} by default` : given}, outside what a certificate can hold (${rfc3339(EARLIEST_VALIDITY)} to ${rfc3339(LATEST_VALIDITY)})`,
+  });
+}
+
+/** valid_after defaults to now, valid_until to valid_after plus `defaultMs`; until must follow after, both inside the window above. */
 export function validity(body: { valid_after?: string; valid_until?: string }, now: Date, defaultMs: number): { after: Date; until: Date } {
   const after = body.valid_after !== undefined ? parseTime('valid_after', body.valid_after) : new Date(Math.floor(now.getTime() / 1000) * 1000);
   const until = body.valid_until !== undefined ? parseTime('valid_until', body.valid_until) : new Date(after.getTime() + defaultMs);
+  withinWindow('valid_after', after, body.valid_after);
+  withinWindow('valid_until', until, body.valid_until);
   // Certificates count whole seconds; a window that rounds to nothing is no window.
   if (Math.floor(until.getTime() / 1000) <= Math.floor(after.getTime() / 1000)) {
     throw errors.invalidValidity({ validAfter: after.toISOString(), validUntil: until.toISOString() });
