@@ -9,6 +9,9 @@ import { IpRestrictionOperator } from './modules/ip-restrictions/ip-restriction.
 import { AccountService, InputError, ROLES } from './modules/accounts/account.service.js';
 import { startServer } from './main.js';
 
+const ENV_WIDTH = Math.max(...Object.values(SETTINGS).map(([env]) => env.length));
+const FLAG_WIDTH = Math.max(...Object.values(SETTINGS).map(([, flag]) => flag.length));
+
 const USAGE = `usage: edgeplane <command> [options]
 
 commands:
@@ -26,7 +29,7 @@ commands:
 
 settings (environment variable, or the flag that overrides it):
 ${Object.values(SETTINGS)
-  .map(([env, flag, what]) => `  ${env.padEnd(24)} ${flag.padEnd(16)} ${what}`)
+  .map(([env, flag, what]) => `  ${env.padEnd(ENV_WIDTH)} ${flag.padEnd(FLAG_WIDTH)} ${what}`)
   .join('\n')}
 `;
 
@@ -45,7 +48,7 @@ class UsageError extends Error {}
 
 async function withStore<T>(raw: RawSettings, work: (accounts: AccountService, store: Store) => Promise<T>): Promise<T> {
   const config = loadConfig(readSettings(process.env, raw));
-  const store = openStore(config.database);
+  const store = openStore(config.database, { timeouts: config.databaseTimeouts });
   try {
     await migrate(store);
     return await work(new AccountService(store, systemClock), store);
@@ -97,7 +100,7 @@ async function run(argv: string[]): Promise<void> {
   }
   if (command === 'migrate') {
     const config = loadConfig(readSettings(process.env, raw));
-    const store = openStore(config.database);
+    const store = openStore(config.database, { timeouts: config.databaseTimeouts });
     try {
       const applied = await migrate(store);
       process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'already up to date\n');

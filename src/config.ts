@@ -8,6 +8,8 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 export interface Config {
   dataDir: string;
   database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
+  /** Milliseconds: a statement's limit, lock waits included (PostgreSQL statement_timeout, SQLite busy timeout); the wait for a PostgreSQL connection. */
+  databaseTimeouts: { statementMs: number; poolMs: number };
   listen: { host: string; port: number };
   baseUrl: string;
   tls: { mode: 'off' } | { mode: 'auto' } | { mode: 'files'; cert: string; key: string };
@@ -24,6 +26,12 @@ export interface Config {
 export const SETTINGS = {
   dataDir: ['EDGEPLANE_DATA_DIR', '--data-dir', 'directory for the SQLite store and generated TLS files (default ./data)'],
   databaseUrl: ['EDGEPLANE_DATABASE_URL', '--database-url', 'postgres://… selects PostgreSQL; unset means SQLite in the data directory'],
+  databaseStatementTimeout: [
+    'EDGEPLANE_DATABASE_STATEMENT_TIMEOUT',
+    '--database-statement-timeout',
+    'seconds one database statement may take, waits for locks included (default 5)',
+  ],
+  databasePoolTimeout: ['EDGEPLANE_DATABASE_POOL_TIMEOUT', '--database-pool-timeout', 'seconds a request may wait for a PostgreSQL connection (default 5)'],
   listen: ['EDGEPLANE_LISTEN', '--listen', 'host:port to listen on (default 127.0.0.1:8443)'],
   baseUrl: ['EDGEPLANE_BASE_URL', '--base-url', 'public address used in every uri (default derived from the listen address)'],
   tlsCert: ['EDGEPLANE_TLS_CERT', '--tls-cert', 'PEM certificate chain to serve (with EDGEPLANE_TLS_KEY)'],
@@ -38,6 +46,8 @@ export const SETTINGS = {
   ],
   bootstrap: ['EDGEPLANE_BOOTSTRAP', '--bootstrap', '"off" skips creating the default account on an empty store'],
 } as const;
+
+export const DATABASE_TIMEOUT_DEFAULTS: Config['databaseTimeouts'] = { statementMs: 5000, poolMs: 5000 };
 
 export type SettingName = keyof typeof SETTINGS;
 export type RawSettings = Partial<Record<SettingName, string>>;
@@ -69,6 +79,20 @@ export function parseHostPort(value: string): { host: string; port: number } | u
   return { host: m[1] ?? m[2]!, port };
 }
 
+/**
+ * The setting in milliseconds: a number of seconds greater than 0, to the millisecond (`5`,
+ * `0.5`); `defaultMs` when it is unset, or when it is no such number (then also a problem).
+ */
+function readSeconds(raw: RawSettings, name: SettingName, defaultMs: number, problems: string[]): number {
+  const value = raw[name];
+  if (value === undefined) return defaultMs;
+  const ms = /^\d+(\.\d{1,3})?$/.test(value) ? Math.round(Number(value) * 1000) : 0;
+  // The largest limit both PostgreSQL and Node's timers take.
+  if (ms >= 1 && ms <= 2_147_483_647) return ms;
+  problems.push(`${SETTINGS[name][0]} must be a number of seconds greater than 0, such as 5 or 0.5 (at most 2147483); got '${value}'`);
+  return defaultMs;
+}
+
 export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Config {
   const problems: string[] = [];
   const dataDir = path.resolve(cwd, raw.dataDir ?? 'data');
@@ -79,6 +103,11 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
     else if (raw.databaseUrl.startsWith('sqlite:')) database = { kind: 'sqlite', file: path.resolve(cwd, raw.databaseUrl.slice('sqlite:'.length)) };
     else problems.push(`EDGEPLANE_DATABASE_URL must start with postgres:// or sqlite:; got '${raw.databaseUrl}'`);
   }
+
+  const databaseTimeouts: Config['databaseTimeouts'] = {
+    statementMs: readSeconds(raw, 'databaseStatementTimeout', DATABASE_TIMEOUT_DEFAULTS.statementMs, problems),
+    poolMs: readSeconds(raw, 'databasePoolTimeout', DATABASE_TIMEOUT_DEFAULTS.poolMs, problems),
+  };
 
   const listen = parseHostPort(raw.listen ?? '127.0.0.1:8443');
   if (!listen) problems.push(`EDGEPLANE_LISTEN must be host:port with a port from 0 to 65535; got '${raw.listen}'`);
@@ -128,5 +157,16 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
   }
 
   if (problems.length > 0) throw new ConfigError(problems);
-  return { dataDir, database, listen: listen!, baseUrl, tls, logLevel, trustedProxies, bootstrap: bootstrapSwitch === 'on', masterKey: raw.masterKey };
+  return {
+    dataDir,
+    database,
+    databaseTimeouts,
+    listen: listen!,
+    baseUrl,
+    tls,
+    logLevel,
+    trustedProxies,
+    bootstrap: bootstrapSwitch === 'on',
+    masterKey: raw.masterKey,
+  };
 }

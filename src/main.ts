@@ -27,7 +27,7 @@ export async function startServer(config: Config, options: { logger?: Logger; sa
   const logger = options.logger ?? createLogger(config.logLevel);
   fs.mkdirSync(config.dataDir, { recursive: true });
 
-  const store = openStore(config.database);
+  const store = openStore(config.database, { timeouts: config.databaseTimeouts });
   try {
     const applied = await migrate(store);
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');

@@ -1,10 +1,10 @@
 // The store: a Kysely instance over SQLite or PostgreSQL, its migrations, transactions, and
 // the translation of driver errors into what the rest of the code understands.
-import { Migrator, type Kysely, type Transaction } from 'kysely';
+import { Migrator, sql, type Kysely, type Transaction } from 'kysely';
 import { errors } from '../core/errors.js';
-import type { Config } from '../config.js';
-import { isPostgresConnectionError, isPostgresForeignKeyError, openPostgres, postgresUniqueTarget } from './dialects/postgres.js';
-import { isSqliteForeignKeyError, openSqlite, sqliteUniqueTarget } from './dialects/sqlite.js';
+import { DATABASE_TIMEOUT_DEFAULTS, type Config } from '../config.js';
+import { isPostgresForeignKeyError, openPostgres, postgresOutage, postgresUniqueTarget } from './dialects/postgres.js';
+import { isSqliteBusy, isSqliteForeignKeyError, openSqlite, sqliteUniqueTarget } from './dialects/sqlite.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Dialect } from './dialect.js';
 import type { Database } from './schema.js';
@@ -31,20 +31,49 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export function openStore(database: Config['database'], options: { schema?: string } = {}): Store {
+/**
+ * `timeouts` (defaults: the settings' defaults): `statementMs` bounds every statement, lock waits
+ * included (PostgreSQL's statement_timeout, SQLite's busy timeout); `poolMs` bounds the wait for
+ * a PostgreSQL connection.
+ */
+export function openStore(database: Config['database'], options: { schema?: string; timeouts?: Partial<Config['databaseTimeouts']> } = {}): Store {
+  const timeouts = { ...DATABASE_TIMEOUT_DEFAULTS, ...options.timeouts };
   if (database.kind === 'postgres') {
-    const { db, readRows, close } = openPostgres(database.url, options);
+    const { db, readRows, close } = openPostgres(database.url, {
+      schema: options.schema,
+      statementTimeoutMs: timeouts.statementMs,
+      poolTimeoutMs: timeouts.poolMs,
+    });
     return { dialect: 'postgres', db, reader: db, readRows, close };
   }
-  const { db, reader, readRows, close } = openSqlite(database.file);
+  const { db, reader, readRows, close } = openSqlite(database.file, { busyTimeoutMs: timeouts.statementMs });
   return { dialect: 'sqlite', db, reader, readRows, close };
 }
 
-export async function migrate(store: Store): Promise<string[]> {
-  const migrator = new Migrator({ db: store.db, provider: migrationProvider(store.dialect) });
+async function migrateWith(db: Kysely<Database>, dialect: Dialect, migrationTableSchema?: string): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: migrationProvider(dialect), migrationTableSchema });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+export async function migrate(store: Store): Promise<string[]> {
+  if (store.dialect === 'sqlite') return migrateWith(store.db, 'sqlite');
+  return store.db.connection().execute(async (db) => {
+    // Kysely looks for its migration tables in every schema unless told which one: with another
+    // edgeplane schema in the same database it would find those and skip creating its own.
+    const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
+    // A migration may rewrite a table, or wait for another instance's migration to finish: the
+    // statement time limit, meant for requests, does not apply on this connection meanwhile.
+    await sql`set statement_timeout = 0`.execute(db);
+    try {
+      return await migrateWith(db, 'postgres', rows[0]?.schema ?? undefined);
+    } finally {
+      // Back to the session's limit before the pool hands the connection to a request. Should
+      // this fail, the connection is broken and the pool drops it.
+      await sql`reset statement_timeout`.execute(db).catch(() => {});
+    }
+  });
 }
 
 /** A unique index was violated; `target` is the index name (`<table>_<columns>_key`). */
@@ -66,21 +95,46 @@ export class ForeignKeyViolation extends Error {
   }
 }
 
+const OUTAGE_ERRORS = {
+  unreachable: errors.storeUnavailable,
+  lost: errors.storeConnectionLost,
+  timeout: errors.storeTimeout,
+  missing: errors.storeMissing,
+} as const;
+
 /** Driver errors become UniqueViolation, ForeignKeyViolation or a 503 ApiError; anything else passes unchanged. */
 export function translateStoreError(error: unknown): unknown {
   const target = sqliteUniqueTarget(error) ?? postgresUniqueTarget(error);
   if (target) return new UniqueViolation(target, error);
   if (isSqliteForeignKeyError(error) || isPostgresForeignKeyError(error)) return new ForeignKeyViolation(error);
-  if (isPostgresConnectionError(error) || (error as { code?: string })?.code === 'SQLITE_BUSY') return errors.storeUnavailable();
+  if (isSqliteBusy(error)) return errors.storeTimeout();
+  const outage = postgresOutage(error);
+  if (outage) return OUTAGE_ERRORS[outage]();
   return error;
 }
 
-/** Runs `work` in one transaction: it happens whole or not at all. */
+/**
+ * PostgreSQL aborts one of two transactions that wait for each other (40P01) or that cannot both
+ * commit at their isolation level (40001); running the aborted one again is the remedy the
+ * manual gives. Each try is a new transaction of the same work, a little later.
+ */
+const RETRIED_CODES = new Set(['40P01', '40001']);
+export const TRANSACTION_TRIES = 3;
+
+/**
+ * Runs `work` in one transaction: it happens whole or not at all. `work` may run again (after
+ * a deadlock), so it must do nothing outside the transaction that cannot be done twice.
+ */
 export async function withTx<T>(store: Store, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-  try {
-    return await store.db.transaction().execute(work);
-  } catch (error) {
-    throw translateStoreError(error);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await store.db.transaction().execute(work);
+    } catch (error) {
+      if (!RETRIED_CODES.has((error as { code?: string })?.code ?? '')) throw translateStoreError(error);
+      if (attempt >= TRANSACTION_TRIES) throw errors.concurrentChanges({ tries: TRANSACTION_TRIES });
+      // A random pause, so that the two transactions do not collide again in step.
+      await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20 * attempt));
+    }
   }
 }
 

@@ -23,11 +23,14 @@ export function storeKinds(): StoreKind[] {
 }
 
 /** A fresh, empty, migrated store, and how to throw it away. */
-export async function freshStore(kind: StoreKind): Promise<{ store: Store; database: Config['database']; schema?: string; dispose(): Promise<void> }> {
+export async function freshStore(
+  kind: StoreKind,
+  timeouts?: Partial<Config['databaseTimeouts']>,
+): Promise<{ store: Store; database: Config['database']; schema?: string; dispose(): Promise<void> }> {
   if (kind === 'sqlite') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'edgeplane-test-'));
     const database = { kind: 'sqlite' as const, file: path.join(dir, 'test.db') };
-    const store = openStore(database);
+    const store = openStore(database, { timeouts });
     await migrate(store);
     return {
       store,
@@ -45,7 +48,7 @@ export async function freshStore(kind: StoreKind): Promise<{ store: Store; datab
   await admin.query(`create schema ${schema}`);
   await admin.end();
   const database = { kind: 'postgres' as const, url };
-  const store = openStore(database, { schema });
+  const store = openStore(database, { schema, timeouts });
   await migrate(store);
   return {
     store,
@@ -179,6 +182,8 @@ export interface HarnessOptions {
   host?: string;
   /** Server log level (default info, or EDGEPLANE_TEST_LOG_LEVEL); lines are kept in `logs`. */
   logLevel?: 'info' | 'warn' | 'silent';
+  /** The store's time limits (default: the settings' defaults). */
+  databaseTimeouts?: Partial<Config['databaseTimeouts']>;
 }
 
 export interface Harness {
@@ -210,6 +215,7 @@ async function serveApp(store: Store, database: Config['database'], options: Har
     trustedProxies: options.trustedProxies?.join(','),
   });
   config.database = database;
+  config.databaseTimeouts = { ...config.databaseTimeouts, ...options.databaseTimeouts };
   const sink = new Writable({
     write(chunk, _encoding, callback) {
       for (const line of String(chunk).split('\n').filter(Boolean)) logs.push(JSON.parse(line));
@@ -226,7 +232,7 @@ async function serveApp(store: Store, database: Config['database'], options: Har
 }
 
 export async function startHarness(kind: StoreKind, options: HarnessOptions = {}): Promise<Harness> {
-  const fresh = await freshStore(kind);
+  const fresh = await freshStore(kind, options.databaseTimeouts);
   const logs: Record<string, unknown>[] = [];
   const { app, deps, config } = await serveApp(fresh.store, fresh.database, options, logs);
   const databaseUrl =
@@ -245,7 +251,7 @@ export async function startHarness(kind: StoreKind, options: HarnessOptions = {}
       return new Api(config.baseUrl, issued.token, { accountId: issued.account_id, userId: issued.user_id, keyId: issued.api_key_id }, harness);
     },
     async secondInstance() {
-      const store = openStore(fresh.database, { schema: fresh.schema });
+      const store = openStore(fresh.database, { schema: fresh.schema, timeouts: options.databaseTimeouts });
       const second = await serveApp(store, fresh.database, options, []);
       return {
         baseUrl: second.config.baseUrl,

@@ -47,3 +47,29 @@ describe('config', () => {
     );
   });
 });
+
+describe('database timeouts in the config', () => {
+  it('default to 5 s each', () => {
+    assert.deepEqual(loadConfig({}).databaseTimeouts, { statementMs: 5000, poolMs: 5000 });
+  });
+
+  it('read seconds, to the millisecond, from the environment or a flag', () => {
+    const settings = readSettings({ EDGEPLANE_DATABASE_STATEMENT_TIMEOUT: '0.5', EDGEPLANE_DATABASE_POOL_TIMEOUT: '30' }, { databasePoolTimeout: '2.25' });
+    assert.deepEqual(loadConfig(settings).databaseTimeouts, { statementMs: 500, poolMs: 2250 });
+  });
+
+  it('refuses anything but a number of seconds greater than 0, with every problem at once', () => {
+    for (const bad of ['0', '0.0', '-1', '5s', '1e3', 'abc', '0.0001', '1.2345', '99999999']) {
+      assert.throws(
+        () => loadConfig({ databaseStatementTimeout: bad, databasePoolTimeout: bad }),
+        (e: unknown) =>
+          e instanceof ConfigError &&
+          e.problems.length === 2 &&
+          e.problems[0]!.startsWith('EDGEPLANE_DATABASE_STATEMENT_TIMEOUT must be a number of seconds greater than 0') &&
+          e.problems[1]!.includes(`EDGEPLANE_DATABASE_POOL_TIMEOUT`) &&
+          e.problems[1]!.includes(`got '${bad}'`),
+        bad,
+      );
+    }
+  });
+});

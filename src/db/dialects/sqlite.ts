@@ -127,8 +127,14 @@ class FifoSqliteDriver implements Driver {
     else this.held = false;
   }
 
+  /**
+   * `begin immediate` takes the file's write lock at the start, waiting for it up to the busy
+   * timeout. A plain (deferred) `begin` would first read under a snapshot and only then ask for
+   * the lock; if another process (the CLI, another server) committed in between, SQLite refuses
+   * the write at once with SQLITE_BUSY_SNAPSHOT, without waiting.
+   */
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin'));
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
@@ -164,14 +170,14 @@ class EdgeplaneSqliteDialect implements Dialect {
   }
 }
 
-function connect(file: string, readonly: boolean): BetterSqlite3.Database {
-  const raw = new BetterSqlite3(file, { readonly });
+/** `busyTimeoutMs`: how long a statement waits for another process's lock on the file (from the open on). */
+function connect(file: string, readonly: boolean, busyTimeoutMs: number): BetterSqlite3.Database {
+  const raw = new BetterSqlite3(file, { readonly, timeout: busyTimeoutMs });
   if (!readonly) {
     raw.pragma('journal_mode = WAL');
     raw.pragma('synchronous = NORMAL');
   }
   raw.pragma('foreign_keys = ON');
-  raw.pragma('busy_timeout = 5000');
   return raw;
 }
 
@@ -191,7 +197,10 @@ function rowReader(connection: Wrapped) {
  * In WAL mode the reader sees every committed change and never an open transaction's, and it
  * need not wait while a write transaction holds the writer (an in-memory database has one).
  */
-export function openSqlite(file: string): {
+export function openSqlite(
+  file: string,
+  options: { busyTimeoutMs: number },
+): {
   db: Kysely<Database>;
   reader: Kysely<Database>;
   readRows: <R>(sql: string, parameters: readonly unknown[]) => Promise<R[]>;
@@ -199,14 +208,14 @@ export function openSqlite(file: string): {
 } {
   if (file === ':memory:') {
     // One connection: reads must wait for the transaction that holds it, so they go through the driver.
-    const db = new Kysely<Database>({ dialect: new EdgeplaneSqliteDialect(wrap(connect(file, false))) });
+    const db = new Kysely<Database>({ dialect: new EdgeplaneSqliteDialect(wrap(connect(file, false, options.busyTimeoutMs))) });
     const readRows = async <R>(sql: string, parameters: readonly unknown[]) => (await db.executeQuery<R>(CompiledQuery.raw(sql, [...parameters]))).rows;
     return { db, reader: db, readRows, close: () => db.destroy() };
   }
   fs.mkdirSync(path.dirname(file), { recursive: true });
   // The writer first: it creates the file and puts it in WAL mode; a read-only connection cannot.
-  const writer = wrap(connect(file, false));
-  const readConnection = wrap(connect(file, true), { snapshots: true });
+  const writer = wrap(connect(file, false, options.busyTimeoutMs));
+  const readConnection = wrap(connect(file, true, options.busyTimeoutMs), { snapshots: true });
   const db = new Kysely<Database>({ dialect: new EdgeplaneSqliteDialect(writer, readConnection.endSnapshot) });
   const reader = new Kysely<Database>({ dialect: new EdgeplaneSqliteDialect(readConnection) });
   return {
@@ -218,6 +227,11 @@ export function openSqlite(file: string): {
       await db.destroy();
     },
   };
+}
+
+/** The file is locked by another connection past the busy timeout (SQLITE_BUSY, SQLITE_LOCKED and their extended codes). */
+export function isSqliteBusy(error: unknown): boolean {
+  return /^SQLITE_(BUSY|LOCKED)/.test((error as { code?: string })?.code ?? '');
 }
 
 export function isSqliteForeignKeyError(error: unknown): boolean {
