@@ -4,14 +4,26 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { newId } from './core/ids.js';
 import { registerResourceRoutes } from './crud/routes.js';
 import type { Deps } from './deps.js';
-import { clientError, frameworkError, registerErrorHandling } from './http/error-handler.js';
+import { clientErrorHandler, frameworkError, registerErrorHandling } from './http/error-handler.js';
 import { registerOpenApi } from './http/openapi.js';
 import { registerProtocol } from './http/protocol.js';
 import { validatorCompiler } from './http/validation.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 
+/** At most one warning a minute while connections are refused for EDGEPLANE_MAX_CONNECTIONS. */
+const REFUSED_LOG_INTERVAL_MS = 60_000;
+
 export async function buildApp(deps: Deps, options: { https?: { cert: string; key: string } } = {}): Promise<FastifyInstance> {
+  const limits = deps.config.connections;
+  // Node checks the headers and request deadlines of all connections on an interval (30 s by
+  // default) rather than per socket: check often enough to close a connection within about a
+  // second of its deadline.
+  const deadlines = {
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(limits.headersTimeoutMs / 4))),
+  };
   const app = Fastify({
     loggerInstance: deps.logger,
     // One line per request is written by the protocol layer instead of Fastify's two.
@@ -23,10 +35,25 @@ export async function buildApp(deps: Deps, options: { https?: { cert: string; ke
     frameworkErrors: frameworkError,
     // request.ip: the socket peer, or the first untrusted hop of X-Forwarded-For behind trusted proxies
     trustProxy: deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false,
-    clientErrorHandler: clientError,
+    clientErrorHandler: clientErrorHandler(limits, deps.logger),
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
     routerOptions: { caseSensitive: true, ignoreTrailingSlash: false, maxParamLength: 200 },
-    ...(options.https ? { https: options.https } : {}),
+    // A TLS client that never finishes its handshake is not yet an HTTP connection: it gets the headers timeout too.
+    ...(options.https ? { https: { ...options.https, ...deadlines, handshakeTimeout: limits.headersTimeoutMs } } : { http: deadlines }),
   }) as unknown as FastifyInstance;
+
+  // Past the limit Node closes new connections as soon as they are accepted; open ones go on.
+  app.server.maxConnections = limits.max;
+  let refused = 0;
+  let reportedAt = -Infinity;
+  app.server.on('drop', () => {
+    refused++;
+    if (performance.now() - reportedAt < REFUSED_LOG_INTERVAL_MS) return;
+    reportedAt = performance.now();
+    deps.logger.warn({ refused, max_connections: limits.max }, 'connections refused: EDGEPLANE_MAX_CONNECTIONS are open');
+    refused = 0;
+  });
 
   app.setValidatorCompiler(validatorCompiler);
   const baseUrl = () => deps.config.baseUrl;

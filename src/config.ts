@@ -11,6 +11,8 @@ export interface Config {
   /** Milliseconds: a statement's limit, lock waits included (PostgreSQL statement_timeout, SQLite busy timeout); the wait for a PostgreSQL connection. */
   databaseTimeouts: { statementMs: number; poolMs: number };
   listen: { host: string; port: number };
+  /** Milliseconds a client has for its headers, its whole request, and idling between requests; open connections at most. */
+  connections: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number; max: number };
   baseUrl: string;
   tls: { mode: 'off' } | { mode: 'auto' } | { mode: 'files'; cert: string; key: string };
   logLevel: LogLevel;
@@ -39,6 +41,10 @@ export const SETTINGS = {
   tls: ['EDGEPLANE_TLS', '--tls', '"off" serves plain HTTP (behind a TLS proxy); default on'],
   logLevel: ['EDGEPLANE_LOG_LEVEL', '--log-level', 'fatal, error, warn, info (default), debug, trace or silent'],
   trustedProxies: ['EDGEPLANE_TRUSTED_PROXIES', '--trusted-proxies', 'comma-separated CIDRs of proxies whose X-Forwarded-For is believed'],
+  headersTimeout: ['EDGEPLANE_HEADERS_TIMEOUT', '--headers-timeout', 'seconds a client has to send its request headers (default 10)'],
+  requestTimeout: ['EDGEPLANE_REQUEST_TIMEOUT', '--request-timeout', 'seconds a client has to send a whole request, body included (default 30)'],
+  keepAliveTimeout: ['EDGEPLANE_KEEPALIVE_TIMEOUT', '--keepalive-timeout', 'seconds an idle connection stays open between requests (default 5)'],
+  maxConnections: ['EDGEPLANE_MAX_CONNECTIONS', '--max-connections', 'open connections at most; more are closed at once (default 1000)'],
   masterKey: [
     'EDGEPLANE_MASTER_KEY',
     '--master-key',
@@ -48,6 +54,8 @@ export const SETTINGS = {
 } as const;
 
 export const DATABASE_TIMEOUT_DEFAULTS: Config['databaseTimeouts'] = { statementMs: 5000, poolMs: 5000 };
+
+export const CONNECTION_DEFAULTS: Config['connections'] = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, max: 1000 };
 
 export type SettingName = keyof typeof SETTINGS;
 export type RawSettings = Partial<Record<SettingName, string>>;
@@ -112,6 +120,23 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
   const listen = parseHostPort(raw.listen ?? '127.0.0.1:8443');
   if (!listen) problems.push(`EDGEPLANE_LISTEN must be host:port with a port from 0 to 65535; got '${raw.listen}'`);
 
+  const connections: Config['connections'] = {
+    headersTimeoutMs: readSeconds(raw, 'headersTimeout', CONNECTION_DEFAULTS.headersTimeoutMs, problems),
+    requestTimeoutMs: readSeconds(raw, 'requestTimeout', CONNECTION_DEFAULTS.requestTimeoutMs, problems),
+    keepAliveTimeoutMs: readSeconds(raw, 'keepAliveTimeout', CONNECTION_DEFAULTS.keepAliveTimeoutMs, problems),
+    max: CONNECTION_DEFAULTS.max,
+  };
+  // Node refuses it, and the request timeout runs from the same first byte as the headers timeout.
+  if (connections.headersTimeoutMs > connections.requestTimeoutMs)
+    problems.push(
+      `EDGEPLANE_HEADERS_TIMEOUT (${connections.headersTimeoutMs / 1000} s) must not be longer than EDGEPLANE_REQUEST_TIMEOUT (${connections.requestTimeoutMs / 1000} s), which counts the headers too`,
+    );
+  if (raw.maxConnections !== undefined) {
+    const max = /^\d{1,7}$/.test(raw.maxConnections) ? Number(raw.maxConnections) : 0;
+    if (max < 1) problems.push(`EDGEPLANE_MAX_CONNECTIONS must be a whole number from 1 to 9999999; got '${raw.maxConnections}'`);
+    else connections.max = max;
+  }
+
   let tls: Config['tls'] = { mode: 'auto' };
   const tlsSwitch = raw.tls?.toLowerCase();
   if (tlsSwitch !== undefined && !['on', 'off'].includes(tlsSwitch)) problems.push(`EDGEPLANE_TLS must be 'on' or 'off'; got '${raw.tls}'`);
@@ -162,6 +187,7 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
     database,
     databaseTimeouts,
     listen: listen!,
+    connections,
     baseUrl,
     tls,
     logLevel,

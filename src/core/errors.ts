@@ -100,6 +100,12 @@ export const catalogue = {
     'The request could not be read (bad framing, query string or header).',
     (a) => `The request could not be read: ${a.reason}.`,
   ),
+  requestTimeout: entry<{ seconds: number; part: 'headers' | 'request' }>(
+    265,
+    408,
+    'The client did not send its request headers or body within the time the server waits; the connection is closed.',
+    (a) => `The server closed the connection: the request ${a.part === 'headers' ? 'headers were' : 'was'} not received in full within ${a.seconds} s.`,
+  ),
   unknownField: entry<{ field: string; supported: readonly string[] }>(
     214,
     400,

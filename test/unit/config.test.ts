@@ -40,6 +40,41 @@ describe('config', () => {
     );
   });
 
+  it('limits slow clients and connections by default, in seconds as configured', () => {
+    assert.deepEqual(loadConfig({}).connections, { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, max: 1000 });
+    const settings = readSettings({
+      EDGEPLANE_HEADERS_TIMEOUT: '2.5',
+      EDGEPLANE_REQUEST_TIMEOUT: '60',
+      EDGEPLANE_KEEPALIVE_TIMEOUT: '75',
+      EDGEPLANE_MAX_CONNECTIONS: '20',
+    });
+    assert.deepEqual(loadConfig(settings).connections, { headersTimeoutMs: 2500, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 75_000, max: 20 });
+    assert.equal(readSettings({}, { keepAliveTimeout: '9' }).keepAliveTimeout, '9');
+  });
+
+  it('refuses limits that are not positive numbers or whole connections, or a headers timeout above the request timeout', () => {
+    for (const [name, value] of [
+      ['requestTimeout', '0'],
+      ['requestTimeout', '-1'],
+      ['headersTimeout', '1e3'],
+      ['keepAliveTimeout', '5s'],
+      ['keepAliveTimeout', '0.0005'],
+      ['maxConnections', '0'],
+      ['maxConnections', '1.5'],
+      ['maxConnections', 'many'],
+    ] as const) {
+      assert.throws(
+        () => loadConfig({ [name]: value }),
+        (e: unknown) => e instanceof ConfigError && e.problems.length === 1 && e.problems[0]!.includes(`'${value}'`),
+        `${name}=${value}`,
+      );
+    }
+    assert.throws(
+      () => loadConfig({ headersTimeout: '40' }),
+      (e: unknown) => e instanceof ConfigError && /EDGEPLANE_HEADERS_TIMEOUT .*EDGEPLANE_REQUEST_TIMEOUT/.test(e.problems.join()),
+    );
+  });
+
   it('reports every problem at once', () => {
     assert.throws(
       () => loadConfig({ listen: 'localhost', logLevel: 'loud', databaseUrl: 'mysql://x', tlsCert: 'c.pem', baseUrl: 'ftp://x' }),
