@@ -1,5 +1,6 @@
 // Process entry for `edgeplane serve`: config → logger → store → migrate → app → listen.
 import fs from 'node:fs';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
@@ -8,6 +9,7 @@ import { createDeps, type Deps } from './deps.js';
 import { migrate, openStore } from './db/store.js';
 import { createLogger } from './logger.js';
 import { loadMasterKey } from './master-key.js';
+import { ensurePrivateDataDir, issueIntoFile, privateFiles, tightenPrivateFiles, TOKEN_FILE } from './private-files.js';
 
 export interface Server {
   app: FastifyInstance;
@@ -21,11 +23,17 @@ function curlLine(config: Config, caFile: string | undefined, token: string): st
   return `curl ${ca}-H "Authorization: Bearer ${token}" -H "Service-Version: 2" ${config.baseUrl}/api_keys`;
 }
 
-/** Starts the whole server; `say` receives the lines meant for the operator's terminal. */
-export async function startServer(config: Config, options: { logger?: Logger; say?: (line: string) => void } = {}): Promise<Server> {
+/**
+ * Starts the whole server; `say` receives the lines meant for the operator. `terminal`: whether
+ * they reach a person at a terminal (default: stdout is one) rather than a log stream; only then
+ * do they carry the first admin token, otherwise it goes to an owner-only file they name.
+ */
+export async function startServer(config: Config, options: { logger?: Logger; say?: (line: string) => void; terminal?: boolean } = {}): Promise<Server> {
   const say = options.say ?? ((line: string) => process.stdout.write(line + '\n'));
+  const terminal = options.terminal ?? process.stdout.isTTY === true;
   const logger = options.logger ?? createLogger(config.logLevel);
-  fs.mkdirSync(config.dataDir, { recursive: true });
+  ensurePrivateDataDir(config.dataDir, logger);
+  tightenPrivateFiles(privateFiles(config), logger);
 
   const store = openStore(config.database, { timeouts: config.databaseTimeouts });
   try {
@@ -64,13 +72,19 @@ export async function startServer(config: Config, options: { logger?: Logger; sa
   say(`edgeplane listening on ${config.baseUrl} (store: ${store.dialect})`);
 
   if (config.bootstrap && !(await deps.accounts.hasAnyAccount())) {
-    const first = await deps.accounts.createAccount({ name: 'default' });
+    const tokenFile = path.join(config.dataDir, TOKEN_FILE);
+    const createFirst = () => deps.accounts.createAccount({ name: 'default' });
+    const first = terminal ? await createFirst() : await issueIntoFile(tokenFile, createFirst);
     say('');
     say(`Created account ${first.account_id} with admin user ${first.user_id}.`);
-    say('Its first API key token, shown this once (store it now):');
-    say(`  token: ${first.token}`);
+    if (terminal) {
+      say('Its first API key token, shown this once (store it now):');
+      say(`  token: ${first.token}`);
+    } else {
+      say(`Its first API key token was written to ${tokenFile} (readable by this user only): store it elsewhere and delete the file.`);
+    }
     say('Try it:');
-    say(`  ${curlLine(config, caFile, first.token)}`);
+    say(`  ${curlLine(config, caFile, terminal ? first.token : `$(cat ${tokenFile})`)}`);
     say('');
   }
 

@@ -21,7 +21,7 @@ export function loadMasterKey(dataDir: string, configured: string | undefined): 
   }
   const file = path.join(dataDir, 'master.key');
   if (!fs.existsSync(file)) {
-    fs.mkdirSync(dataDir, { recursive: true });
+    fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     fs.writeFileSync(file, randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
   }
   const key = decodeMasterKey(fs.readFileSync(file, 'utf8'));

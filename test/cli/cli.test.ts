@@ -8,6 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config.js';
+import { startServer } from '../../src/main.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const cli = [process.execPath, '--import', 'tsx', path.join(root, 'src/cli.ts')];
@@ -74,6 +77,15 @@ async function serve(dataDir: string): Promise<{ output: () => string; url: stri
   };
 }
 
+/** The file the first start named for the admin token, and the token in it. */
+function tokenFile(out: string): { file: string; token: string } {
+  const file = /token was written to (\S+) \(/.exec(out)?.[1];
+  assert.ok(file, out);
+  const token = fs.readFileSync(file, 'utf8').trim();
+  assert.match(token, /^[0-9A-Za-z]{27}_\w+$/);
+  return { file, token };
+}
+
 after(() => {
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 });
@@ -130,30 +142,86 @@ describe('edgeplane CLI', () => {
     assert.ok(!fs.existsSync(path.join(envDir, 'edgeplane.db')));
   });
 
-  it('serve starts on SQLite over HTTPS with a generated CA and prints the first admin token once', async () => {
+  it('serve starts on SQLite over HTTPS with a generated CA and hands over the first admin token once', async () => {
     const dataDir = tempDir();
     const first = await serve(dataDir);
     try {
       const out = first.output();
       const caFile = path.join(dataDir, 'tls', 'ca.crt');
       assert.ok(out.includes(`--cacert ${caFile}`), out);
-      const token = /token: (\S+)/.exec(out)?.[1];
-      assert.ok(token, out);
-      assert.ok(out.includes(`curl --cacert ${caFile} -H "Authorization: Bearer ${token}"`));
+      const { file, token } = tokenFile(out);
+      assert.ok(out.includes(`curl --cacert ${caFile} -H "Authorization: Bearer $(cat ${file})"`), out);
       assert.equal(fs.statSync(path.join(dataDir, 'tls', 'ca.key')).mode & 0o777, 0o600);
-      const res = await httpsGet(`${first.url}/api_keys`, fs.readFileSync(caFile, 'utf8'), token!);
+      const res = await httpsGet(`${first.url}/api_keys`, fs.readFileSync(caFile, 'utf8'), token);
       assert.equal(res.status, 200, res.body);
       assert.equal(JSON.parse(res.body).keys.length, 1);
-      assert.ok(!/"level":\d+.*\btoken\b.*[0-9A-Za-z]{27}_/.test(out), 'no log line carries the token');
     } finally {
       assert.equal(await first.stop(), 0);
     }
     const second = await serve(dataDir);
     try {
-      assert.ok(!second.output().includes('token:'), 'no second default account');
+      assert.ok(!/Created account|token was written/.test(second.output()), 'no second default account');
       assert.match(second.output(), /using a local CA/);
     } finally {
       await second.stop();
+    }
+  });
+
+  it('serve keeps the data directory and its secrets owner-only, and never writes the token to stdout or stderr', async () => {
+    // A data directory that does not exist yet: serve creates it.
+    const dataDir = path.join(tempDir(), 'data');
+    const mode = (file: string) => fs.statSync(file).mode & 0o777;
+    const secrets = ['edgeplane.db', 'edgeplane.db-wal', 'edgeplane.db-shm', 'master.key', 'tls/ca.key', 'tls/server.key'];
+    const first = await serve(dataDir);
+    try {
+      assert.equal(mode(dataDir), 0o700);
+      assert.equal(mode(path.join(dataDir, 'tls')), 0o700);
+      // The store runs in WAL mode: its -wal and -shm files exist while it is open.
+      for (const name of secrets) assert.equal(mode(path.join(dataDir, name)), 0o600, name);
+
+      // Piped stdout is no terminal: the token goes to an owner-only file that the output names.
+      const out = first.output();
+      const { file, token } = tokenFile(out);
+      assert.equal(mode(file), 0o600);
+      assert.ok(!out.includes(token), 'the token is in neither stdout nor stderr');
+      const res = await httpsGet(`${first.url}/api_keys`, fs.readFileSync(path.join(dataDir, 'tls', 'ca.crt'), 'utf8'), token);
+      assert.equal(res.status, 200, res.body);
+    } finally {
+      assert.equal(await first.stop(), 0);
+    }
+
+    // A data directory from an older version: its files are tightened at start, the directory
+    // itself (which may be shared with other things) is reported.
+    fs.chmodSync(dataDir, 0o755);
+    for (const name of ['edgeplane.db', 'master.key', 'tls/ca.key', 'tls/server.key']) fs.chmodSync(path.join(dataDir, name), 0o644);
+    fs.chmodSync(path.join(dataDir, 'tls'), 0o755);
+    const second = await serve(dataDir);
+    try {
+      for (const name of secrets) assert.equal(mode(path.join(dataDir, name)), 0o600, name);
+      assert.equal(mode(path.join(dataDir, 'tls')), 0o700);
+      const warning = second
+        .output()
+        .split('\n')
+        .find((line) => line.includes(`"data_dir":"${dataDir}"`));
+      assert.ok(warning && warning.includes('"level":40') && warning.includes('"mode":"0755"'), second.output());
+    } finally {
+      assert.equal(await second.stop(), 0);
+    }
+  });
+
+  it('serve shows the first admin token on a terminal, and then writes no file', async () => {
+    const dataDir = tempDir();
+    const lines: string[] = [];
+    const config = loadConfig({ dataDir, listen: '127.0.0.1:0', tls: 'off', logLevel: 'silent' });
+    const server = await startServer(config, { say: (line) => lines.push(line), terminal: true, logger: pino({ level: 'silent' }) });
+    try {
+      const token = /token: (\S+)/.exec(lines.join('\n'))?.[1];
+      assert.ok(token, lines.join('\n'));
+      assert.ok(!fs.existsSync(path.join(dataDir, 'first-admin-token')));
+      const res = await fetch(`${server.url}/api_keys`, { headers: { Authorization: `Bearer ${token}`, 'Service-Version': '2' } });
+      assert.equal(res.status, 200);
+    } finally {
+      await server.close();
     }
   });
 

@@ -212,7 +212,10 @@ export function openSqlite(
     const readRows = async <R>(sql: string, parameters: readonly unknown[]) => (await db.executeQuery<R>(CompiledQuery.raw(sql, [...parameters]))).rows;
     return { db, reader: db, readRows, close: () => db.destroy() };
   }
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  // Owner-only, whichever command creates them: SQLite would make the file 0644, and it gives
+  // the -wal and -shm files the database file's mode. An empty file is an empty database.
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  fs.closeSync(fs.openSync(file, 'a', 0o600));
   // The writer first: it creates the file and puts it in WAL mode; a read-only connection cannot.
   const writer = wrap(connect(file, false, options.busyTimeoutMs));
   const readConnection = wrap(connect(file, true, options.busyTimeoutMs), { snapshots: true });
