@@ -23,6 +23,7 @@ import { describeEachStore, startHarness, type Harness } from '../helpers/harnes
 const root = path.resolve(import.meta.dirname, '../..');
 const pgUrl = process.env.EDGEPLANE_TEST_DATABASE_URL;
 const needsPostgres = { skip: !pgUrl && 'EDGEPLANE_TEST_DATABASE_URL is not set' };
+const sqliteHolders: object[] = [];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** A token of the right form: the lookup reaches the database whatever it holds. */
 const someToken = `${'a'.repeat(27)}_${'b'.repeat(40)}`;
@@ -295,6 +296,9 @@ describeEachStore(
       } else {
         // Another process holds the file's write lock.
         const holder = new BetterSqlite3(h().databaseUrl.slice('sqlite:'.length));
+        // Kept reachable, as the dialect keeps its own: on Node 24 better-sqlite3 12 aborts the
+        // process when the garbage collector destroys one of its objects.
+        sqliteHolders.push(holder);
         holder.exec('begin immediate');
         release = async () => {
           holder.exec('rollback');

@@ -1,6 +1,6 @@
 // SQLite through better-sqlite3. The differences from PostgreSQL are absorbed here, so that the
 // queries elsewhere are one set: better-sqlite3 refuses JS booleans as parameters (we bind 1/0),
-// and it re-parses SQL on every prepare (we keep a bounded cache of prepared statements).
+// and it re-parses SQL on every prepare (we keep every prepared statement for reuse).
 //
 // The driver is our own rather than Kysely's SqliteDriver: that one guards its single connection
 // with a mutex that wakes every waiter on each release, so under concurrent requests each query
@@ -22,7 +22,17 @@ import {
 } from 'kysely';
 import type { Database } from '../schema.js';
 
-const STATEMENT_CACHE_SIZE = 500;
+/**
+ * Every better-sqlite3 object this process makes stays reachable until it exits: the garbage
+ * collector never destroys one. On Node 24, better-sqlite3 12's Statement and Database
+ * destructors abort the process (`Assertion failed: (env) != nullptr` in
+ * RemoveEnvironmentCleanupHook) when the collector runs them outside a Node environment: a
+ * server on SQLite died within seconds of load. better-sqlite3 13 fixes it, but it needs Node 22
+ * and we support Node 20 too. Objects still alive at exit are destroyed by Node's environment
+ * cleanup, which is safe. What is kept: one Database per connection, and one Statement per
+ * distinct SQL text, which the code's query shapes bound (they were cached already).
+ */
+const retained: object[] = [];
 
 function bindable(parameters: readonly unknown[]): unknown[] {
   return parameters.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p));
@@ -39,18 +49,18 @@ function bindable(parameters: readonly unknown[]): unknown[] {
  */
 function wrap(db: BetterSqlite3.Database, options: { snapshots?: boolean } = {}) {
   const cache = new Map<string, BetterSqlite3.Statement>();
+  retained.push(cache);
   const prepare = (sql: string) => {
     let statement = cache.get(sql);
     if (!statement) {
       statement = db.prepare(sql);
-      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
       cache.set(sql, statement);
     }
     return statement;
   };
   let snapshot = false;
-  const begin = options.snapshots ? db.prepare('begin') : undefined;
-  const commit = options.snapshots ? db.prepare('commit') : undefined;
+  const begin = options.snapshots ? prepare('begin') : undefined;
+  const commit = options.snapshots ? prepare('commit') : undefined;
   const endSnapshot = () => {
     if (!snapshot) return;
     snapshot = false;
@@ -173,11 +183,10 @@ class EdgeplaneSqliteDialect implements Dialect {
 /** `busyTimeoutMs`: how long a statement waits for another process's lock on the file (from the open on). */
 function connect(file: string, readonly: boolean, busyTimeoutMs: number): BetterSqlite3.Database {
   const raw = new BetterSqlite3(file, { readonly, timeout: busyTimeoutMs });
-  if (!readonly) {
-    raw.pragma('journal_mode = WAL');
-    raw.pragma('synchronous = NORMAL');
-  }
-  raw.pragma('foreign_keys = ON');
+  retained.push(raw);
+  // exec rather than pragma(): it makes no Statement object (see `retained`).
+  if (!readonly) raw.exec('pragma journal_mode = WAL; pragma synchronous = NORMAL');
+  raw.exec('pragma foreign_keys = ON');
   return raw;
 }
 
