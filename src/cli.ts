@@ -1,166 +1,334 @@
 #!/usr/bin/env node
-// edgeplane serve | migrate | accounts create|list | users create — one entry, subcommands.
+// edgeplane <command>: the operator's one entry. Each command is a row of COMMANDS with its
+// own help; arguments are parsed by node:util's parseArgs.
+import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import closeWithGrace from 'close-with-grace';
-import { ConfigError, loadConfig, readSettings, SETTINGS, type RawSettings, type SettingName } from './config.js';
+import { ConfigError, loadConfig, readSettings, SETTINGS, type Config, type RawSettings, type SettingName } from './config.js';
 import { systemClock } from './core/time.js';
-import { migrate, openStore, type Store } from './db/store.js';
+import { openMigrated, type Store } from './db/store.js';
+import { StoreStartError } from './db/store-problems.js';
 import { IpRestrictionOperator } from './modules/ip-restrictions/ip-restriction.operator.js';
-import { AccountService, InputError, ROLES } from './modules/accounts/account.service.js';
+import { AccountService, ConflictError, InputError, ROLES, type IssuedUser } from './modules/accounts/account.service.js';
 import { startServer } from './main.js';
 
-const ENV_WIDTH = Math.max(...Object.values(SETTINGS).map(([env]) => env.length));
-const FLAG_WIDTH = Math.max(...Object.values(SETTINGS).map(([, flag]) => flag.length));
+/** Exit codes: 0 done, 1 an unexpected failure (a bug: the stack is printed), 2 usage, settings, input or the store, 3 exists already. */
+const EXIT = { usage: 2, conflict: 3 } as const;
 
-const USAGE = `usage: edgeplane <command> [options]
+/** The options a command may take besides the settings, with their help. */
+const OPTIONS = {
+  name: { type: 'string', arg: 'NAME', help: 'the name (at most 255 bytes)' },
+  account: { type: 'string', arg: 'ID', help: 'the account (acct_…)' },
+  user: { type: 'string', arg: 'ID', help: "the user who owns the key (usr_…); default: the account's oldest admin" },
+  role: { type: 'string', arg: ROLES.join('|'), help: "the user's role" },
+  description: { type: 'string', arg: 'TEXT', help: "the key's description (at most 255 bytes)" },
+  id: { type: 'string', arg: 'ipx_…', help: 'the IP restriction, by id' },
+  type: { type: 'string', arg: 'api|dashboard|agent|endpoints', help: 'the IP restriction, by its type' },
+  json: { type: 'boolean', help: 'print the result as one line of JSON' },
+} as const;
+type Option = keyof typeof OPTIONS;
 
-commands:
-  serve                                   start the API server (migrates the store first)
-  migrate                                 apply database migrations and exit
-  accounts create --name NAME [--json]    create an account, its admin user and first API key
-  accounts list [--json]                  list accounts
-  users create --account ID --name NAME --role ${ROLES.join('|')} [--json]
-                                          create a user of an account and its first API key
-  ip-restrictions list --account ID [--json]
-                                          list an account's IP restrictions
-  ip-restrictions delete --account ID (--id ipx_… | --type api|dashboard|agent|endpoints)
-                                          delete one, e.g. to let an account that locked itself
-                                          out reach its API again (running servers see it within 2 s)
+interface Invocation {
+  values: Partial<Record<Option, string | boolean>>;
+  settings: RawSettings;
+  json: boolean;
+}
 
-settings (environment variable, or the flag that overrides it):
-${Object.values(SETTINGS)
-  .map(([env, flag, what]) => `  ${env.padEnd(ENV_WIDTH)} ${flag.padEnd(FLAG_WIDTH)} ${what}`)
-  .join('\n')}
-`;
-
-const settingFlags = Object.fromEntries(Object.values(SETTINGS).map(([, flag]) => [flag.slice(2), { type: 'string' as const }]));
-
-function settingsFrom(values: Record<string, unknown>): RawSettings {
-  const out: RawSettings = {};
-  for (const [name, [, flag]] of Object.entries(SETTINGS) as [SettingName, readonly string[]][]) {
-    const v = values[(flag as string).slice(2)];
-    if (typeof v === 'string') out[name] = v;
-  }
-  return out;
+interface Command {
+  /** The words that name it: `accounts create`. */
+  words: string;
+  /** What follows the words in its usage line. */
+  synopsis: string;
+  summary: string;
+  /** More lines for its --help. */
+  details?: string;
+  options: readonly Option[];
+  /** Whether it may create a new, empty SQLite store; the others need one that exists. */
+  createsStore?: true;
+  run(invocation: Invocation): Promise<void>;
 }
 
 class UsageError extends Error {}
 
-async function withStore<T>(raw: RawSettings, work: (accounts: AccountService, store: Store) => Promise<T>): Promise<T> {
-  const config = loadConfig(readSettings(process.env, raw));
-  const store = openStore(config.database, { timeouts: config.databaseTimeouts });
+/** The command being run, for the help that a usage problem points at. */
+let current: Command | undefined;
+
+function required(invocation: Invocation, option: Option): string {
+  const value = invocation.values[option];
+  if (typeof value !== 'string' || value === '') throw new UsageError(`--${option} is required`);
+  return value;
+}
+
+function optional(invocation: Invocation, option: Option): string | undefined {
+  const value = invocation.values[option];
+  return typeof value === 'string' ? value : undefined;
+}
+
+function out(text: string): void {
+  process.stdout.write(text.endsWith('\n') ? text : text + '\n');
+}
+
+function printIssued(invocation: Invocation, issued: IssuedUser, lines: string[]): void {
+  out(invocation.json ? JSON.stringify(issued) : [...lines, `api key ${issued.api_key_id}`, `token (shown once): ${issued.token}`].join('\n'));
+}
+
+function config(invocation: Invocation): Config {
+  return loadConfig(readSettings(process.env, invocation.settings));
+}
+
+/** Opens (and migrates) the configured store for `work`; a command that needs an existing SQLite store refuses a missing one rather than creating it empty. */
+async function withStore<T>(invocation: Invocation, command: Command, work: (accounts: AccountService, store: Store) => Promise<T>): Promise<T> {
+  const settings = config(invocation);
+  if (!command.createsStore && settings.database.kind === 'sqlite' && !fs.existsSync(settings.database.file)) {
+    throw new InputError(
+      `there is no store at ${settings.database.file}. Point --data-dir (EDGEPLANE_DATA_DIR) or --database-url at the server's store; ` +
+        `'edgeplane serve', 'migrate' and 'accounts create' create a new one.`,
+    );
+  }
+  const { store } = await openMigrated(settings);
   try {
-    await migrate(store);
     return await work(new AccountService(store, systemClock), store);
   } finally {
     await store.close();
   }
 }
 
-function print(json: boolean, value: Record<string, unknown>, text: string): void {
-  process.stdout.write(json ? JSON.stringify(value) + '\n' : text + '\n');
+const COMMANDS: readonly Command[] = [
+  {
+    words: 'serve',
+    synopsis: '',
+    summary: 'start the API server (migrates the store first)',
+    details:
+      'Runs in the foreground until SIGINT or SIGTERM, then finishes the requests in flight (10 s at most).\n' +
+      'On an empty store it creates a `default` account and hands over its first admin API key token.',
+    options: [],
+    createsStore: true,
+    async run(invocation) {
+      const server = await startServer(config(invocation));
+      closeWithGrace({ delay: 10_000 }, async ({ err }) => {
+        if (err) server.deps.logger.error({ err }, 'shutting down after an error');
+        await server.close();
+      });
+    },
+  },
+  {
+    words: 'migrate',
+    synopsis: '',
+    summary: 'apply database migrations and exit',
+    options: [],
+    createsStore: true,
+    async run(invocation) {
+      const { store, applied } = await openMigrated(config(invocation));
+      await store.close();
+      out(applied.length ? `applied: ${applied.join(', ')}` : 'already up to date');
+    },
+  },
+  {
+    words: 'accounts create',
+    synopsis: '--name NAME [--json]',
+    summary: 'create an account, its admin user and first API key',
+    options: ['name', 'json'],
+    createsStore: true,
+    async run(invocation) {
+      const name = required(invocation, 'name');
+      const issued = await withStore(invocation, this, (a) => a.createAccount({ name }));
+      printIssued(invocation, issued, [`account ${issued.account_id}`, `admin user ${issued.user_id}`]);
+    },
+  },
+  {
+    words: 'accounts list',
+    synopsis: '[--json]',
+    summary: 'list accounts, newest first',
+    options: ['json'],
+    async run(invocation) {
+      const accounts = await withStore(invocation, this, (a) => a.listAccounts());
+      if (invocation.json) out(JSON.stringify({ accounts }));
+      else if (accounts.length === 0) out('no accounts yet; create one with: edgeplane accounts create --name NAME');
+      else out(accounts.map((a) => `${a.id}\t${a.created_at}\t${a.name}`).join('\n'));
+    },
+  },
+  {
+    words: 'users create',
+    synopsis: `--account ID --name NAME --role ${ROLES.join('|')} [--json]`,
+    summary: 'create a user of an account and its first API key',
+    details: 'User names are unique within an account: a name in use exits 3.',
+    options: ['account', 'name', 'role', 'json'],
+    async run(invocation) {
+      const input = { accountId: required(invocation, 'account'), name: required(invocation, 'name'), role: required(invocation, 'role') };
+      const issued = await withStore(invocation, this, (a) => a.createUser(input));
+      printIssued(invocation, issued, [`user ${issued.user_id}`]);
+    },
+  },
+  {
+    words: 'api-keys create',
+    synopsis: '--account ID [--user ID] [--description TEXT] [--json]',
+    summary: 'mint a new API key for a user of an account (default: its oldest admin)',
+    details: 'For an admin who lost every token: the first one is shown only once. Nothing else changes; revoke lost keys with DELETE /api_keys/{id}.',
+    options: ['account', 'user', 'description', 'json'],
+    async run(invocation) {
+      const input = { accountId: required(invocation, 'account'), userId: optional(invocation, 'user'), description: optional(invocation, 'description') };
+      const issued = await withStore(invocation, this, (a) => a.createApiKey(input));
+      printIssued(invocation, issued, [`user ${issued.user_id}`]);
+    },
+  },
+  {
+    words: 'ip-restrictions list',
+    synopsis: '--account ID [--json]',
+    summary: "list an account's IP restrictions",
+    options: ['account', 'json'],
+    async run(invocation) {
+      const accountId = required(invocation, 'account');
+      const restrictions = await withStore(invocation, this, (_a, store) => new IpRestrictionOperator(store).list(accountId));
+      if (invocation.json) out(JSON.stringify({ ip_restrictions: restrictions }));
+      else if (restrictions.length === 0) out(`account ${accountId} has no IP restrictions`);
+      else out(restrictions.map((r) => `${r.id}\t${r.type}\t${r.enforced ? 'enforced' : 'warn only'}\t${r.ip_policy_ids.join(',')}`).join('\n'));
+    },
+  },
+  {
+    words: 'ip-restrictions delete',
+    synopsis: '--account ID (--id ipx_… | --type api|dashboard|agent|endpoints)',
+    summary: 'delete one, e.g. to let an account that locked itself out reach its API again',
+    details: 'Running servers see the change within 2 s.',
+    options: ['account', 'id', 'type'],
+    async run(invocation) {
+      const accountId = required(invocation, 'account');
+      const which = { id: optional(invocation, 'id'), type: optional(invocation, 'type') };
+      if (!which.id === !which.type) throw new UsageError('give exactly one of --id or --type');
+      const deleted = await withStore(invocation, this, (_a, store) => new IpRestrictionOperator(store).delete(accountId, which));
+      if (!deleted) throw new InputError(`account ${accountId} has no IP restriction ${which.id ?? `of type '${which.type}'`}`);
+      out(`deleted ${deleted}`);
+    },
+  },
+];
+
+const SETTING_ROWS = Object.values(SETTINGS);
+const ENV_WIDTH = Math.max(...SETTING_ROWS.map(([env]) => env.length));
+const FLAG_WIDTH = Math.max(...SETTING_ROWS.map(([, flag]) => flag.length));
+
+function commandList(commands: readonly Command[]): string {
+  return commands
+    .map((c) => {
+      const usage = `  ${c.words} ${c.synopsis}`.trimEnd();
+      return usage.length <= 40 ? `${usage.padEnd(42)}${c.summary}` : `${usage}\n${' '.repeat(42)}${c.summary}`;
+    })
+    .join('\n');
 }
 
-async function run(argv: string[]): Promise<void> {
+const USAGE = `usage: edgeplane <command> [options] [settings]
+
+commands:
+${commandList(COMMANDS)}
+
+'edgeplane <command> --help' describes one command.
+
+settings (environment variable, or the flag that overrides it), taken by every command:
+${SETTING_ROWS.map(([env, flag, what]) => `  ${env.padEnd(ENV_WIDTH)} ${flag.padEnd(FLAG_WIDTH)} ${what}`).join('\n')}
+
+exit codes: 0 done; 1 an unexpected failure; 2 a usage, settings, input or store problem; 3 already exists.
+`;
+
+function commandHelp(command: Command): string {
+  const width = Math.max(...command.options.map((o) => `--${o} ${'arg' in OPTIONS[o] ? OPTIONS[o].arg : ''}`.length), 0) + 2;
+  const options = command.options.map((o) => {
+    const option = OPTIONS[o];
+    return `  ${`--${o} ${'arg' in option ? option.arg : ''}`.padEnd(width)}${option.help}`;
+  });
+  return [
+    `usage: edgeplane ${command.words} ${command.synopsis}`.trimEnd() + ' [settings]',
+    '',
+    command.summary[0]!.toUpperCase() + command.summary.slice(1) + '.',
+    ...(command.details ? [command.details] : []),
+    ...(options.length ? ['', 'options:', ...options] : []),
+    '',
+    "settings: where the store is and how to serve (--data-dir, --database-url, …); 'edgeplane --help' lists them.",
+    '',
+  ].join('\n');
+}
+
+const settingFlags = Object.fromEntries(SETTING_ROWS.map(([, flag]) => [flag.slice(2), { type: 'string' as const }]));
+const optionFlags = Object.fromEntries(Object.entries(OPTIONS).map(([name, o]) => [name, { type: o.type }]));
+
+function settingsFrom(values: Record<string, unknown>): RawSettings {
+  const settings: RawSettings = {};
+  for (const [name, [, flag]] of Object.entries(SETTINGS) as [SettingName, readonly string[]][]) {
+    const value = values[(flag as string).slice(2)];
+    if (typeof value === 'string') settings[name] = value;
+  }
+  return settings;
+}
+
+/** Runs the command line; resolves with the exit code when the process should exit (serve resolves undefined and keeps running). */
+async function run(argv: string[]): Promise<number | undefined> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
     strict: true,
-    options: {
-      ...settingFlags,
-      name: { type: 'string' },
-      account: { type: 'string' },
-      role: { type: 'string' },
-      id: { type: 'string' },
-      type: { type: 'string' },
-      json: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
+    options: { ...settingFlags, ...optionFlags, help: { type: 'boolean', short: 'h' } },
   });
-  const [command, sub] = positionals;
-  const raw = settingsFrom(values);
-  const json = values.json === true;
-  const need = (flag: 'name' | 'account' | 'role') => {
-    const v = values[flag];
-    if (typeof v !== 'string' || v === '') throw new UsageError(`--${flag} is required`);
-    return v;
-  };
-
-  if (values.help || command === undefined || command === 'help') {
-    process.stdout.write(USAGE);
-    return;
+  // The option types are built from tables, which parseArgs cannot infer through.
+  const given = values as Record<string, string | boolean | undefined>;
+  const words = positionals.join(' ');
+  if (positionals[0] === 'help') {
+    const named = COMMANDS.find((c) => c.words === positionals.slice(1).join(' '));
+    process.stdout.write(named ? commandHelp(named) : USAGE);
+    return 0;
   }
-  if (command === 'serve') {
-    const server = await startServer(loadConfig(readSettings(process.env, raw)));
-    closeWithGrace({ delay: 10_000 }, async ({ err }) => {
-      if (err) server.deps.logger.error({ err }, 'shutting down after an error');
-      await server.close();
-    });
-    return;
-  }
-  if (command === 'migrate') {
-    const config = loadConfig(readSettings(process.env, raw));
-    const store = openStore(config.database, { timeouts: config.databaseTimeouts });
-    try {
-      const applied = await migrate(store);
-      process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'already up to date\n');
-    } finally {
-      await store.close();
+  if (positionals.length === 0) {
+    if (values.help) {
+      process.stdout.write(USAGE);
+      return 0;
     }
-    return;
+    process.stderr.write(USAGE);
+    return EXIT.usage;
   }
-  if (command === 'accounts' && sub === 'create') {
-    const name = need('name');
-    const issued = await withStore(raw, (a) => a.createAccount({ name }));
-    print(json, { ...issued }, `account ${issued.account_id}\nadmin user ${issued.user_id}\napi key ${issued.api_key_id}\ntoken (shown once): ${issued.token}`);
-    return;
+  const command = COMMANDS.find((c) => c.words === words);
+  if (!command) {
+    // A group alone (`edgeplane accounts`) or with --help lists its commands.
+    const group = COMMANDS.filter((c) => c.words.split(' ')[0] === positionals[0]);
+    if (group.length > 0 && positionals.length === 1) {
+      const text = `edgeplane ${positionals[0]} commands:\n${commandList(group)}\n\n'edgeplane ${group[0]!.words} --help' describes one.\n`;
+      if (values.help) {
+        process.stdout.write(text);
+        return 0;
+      }
+      process.stderr.write(`edgeplane: '${positionals[0]}' needs a command\n\n${text}`);
+      return EXIT.usage;
+    }
+    throw new UsageError(`unknown command '${words}'`);
   }
-  if (command === 'accounts' && sub === 'list') {
-    const accounts = await withStore(raw, (a) => a.listAccounts());
-    if (json) process.stdout.write(JSON.stringify({ accounts }) + '\n');
-    else process.stdout.write(accounts.map((a) => `${a.id}\t${a.created_at}\t${a.name}`).join('\n') + (accounts.length ? '\n' : ''));
-    return;
+  if (values.help) {
+    process.stdout.write(commandHelp(command));
+    return 0;
   }
-  if (command === 'users' && sub === 'create') {
-    const input = { accountId: need('account'), name: need('name'), role: need('role') };
-    const issued = await withStore(raw, (a) => a.createUser(input));
-    print(json, { ...issued }, `user ${issued.user_id}\napi key ${issued.api_key_id}\ntoken (shown once): ${issued.token}`);
-    return;
-  }
-  if (command === 'ip-restrictions' && sub === 'list') {
-    const accountId = need('account');
-    const restrictions = await withStore(raw, (_a, store) => new IpRestrictionOperator(store).list(accountId));
-    if (json) process.stdout.write(JSON.stringify({ ip_restrictions: restrictions }) + '\n');
-    else if (restrictions.length === 0) process.stdout.write(`account ${accountId} has no IP restrictions\n`);
-    else
-      process.stdout.write(
-        restrictions.map((r) => `${r.id}\t${r.type}\t${r.enforced ? 'enforced' : 'warn only'}\t${r.ip_policy_ids.join(',')}`).join('\n') + '\n',
-      );
-    return;
-  }
-  if (command === 'ip-restrictions' && sub === 'delete') {
-    const accountId = need('account');
-    const which = { id: typeof values.id === 'string' ? values.id : undefined, type: typeof values.type === 'string' ? values.type : undefined };
-    if (!which.id === !which.type) throw new UsageError('give exactly one of --id or --type');
-    const deleted = await withStore(raw, (_a, store) => new IpRestrictionOperator(store).delete(accountId, which));
-    if (!deleted) throw new InputError(`account ${accountId} has no IP restriction ${which.id ?? `of type '${which.type}'`}`);
-    process.stdout.write(`deleted ${deleted}\n`);
-    return;
-  }
-  throw new UsageError(`unknown command '${[command, sub].filter(Boolean).join(' ')}'`);
+  current = command;
+  const stray = (Object.keys(OPTIONS) as Option[]).find((o) => given[o] !== undefined && !command.options.includes(o));
+  if (stray) throw new UsageError(`'${command.words}' takes no --${stray}`);
+  await command.run({ values: given, settings: settingsFrom(given), json: given.json === true });
+  return command.words === 'serve' ? undefined : 0;
 }
 
-run(process.argv.slice(2)).catch((error: unknown) => {
-  if (
-    error instanceof ConfigError ||
-    error instanceof InputError ||
-    error instanceof UsageError ||
-    (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
-  ) {
-    process.stderr.write(`edgeplane: ${(error as Error).message}\n`);
-    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) process.stderr.write(`\n${USAGE}`);
-    process.exit(2);
-  }
-  process.stderr.write(`edgeplane: ${(error as Error)?.stack ?? String(error)}\n`);
-  process.exit(1);
-});
+function isUsageProblem(error: unknown): boolean {
+  return error instanceof UsageError || ((error as { code?: string })?.code ?? '').startsWith('ERR_PARSE_ARGS');
+}
+
+run(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== undefined) process.exitCode = code;
+  },
+  (error: unknown) => {
+    if (isUsageProblem(error)) {
+      process.stderr.write(`edgeplane: ${(error as Error).message}\n${current ? `\n${commandHelp(current)}` : "see 'edgeplane --help'\n"}`);
+      process.exit(EXIT.usage);
+    }
+    if (error instanceof ConflictError) {
+      process.stderr.write(`edgeplane: ${error.message}\n`);
+      process.exit(EXIT.conflict);
+    }
+    if (error instanceof ConfigError || error instanceof InputError || error instanceof StoreStartError) {
+      process.stderr.write(`edgeplane: ${error.message}\n`);
+      process.exit(EXIT.usage);
+    }
+    process.stderr.write(`edgeplane: ${(error as Error)?.stack ?? String(error)}\n`);
+    process.exit(1);
+  },
+);

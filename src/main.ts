@@ -1,12 +1,13 @@
 // Process entry for `edgeplane serve`: config → logger → store → migrate → app → listen.
 import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { createDeps, type Deps } from './deps.js';
-import { migrate, openStore } from './db/store.js';
+import { openMigrated } from './db/store.js';
 import { createLogger } from './logger.js';
 import { loadMasterKey } from './master-key.js';
 import { ensurePrivateDataDir, issueIntoFile, privateFiles, tightenPrivateFiles, TOKEN_FILE } from './private-files.js';
@@ -35,14 +36,8 @@ export async function startServer(config: Config, options: { logger?: Logger; sa
   ensurePrivateDataDir(config.dataDir, logger);
   tightenPrivateFiles(privateFiles(config), logger);
 
-  const store = openStore(config.database, { timeouts: config.databaseTimeouts });
-  try {
-    const applied = await migrate(store);
-    if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
-  } catch (error) {
-    await store.close();
-    throw error;
-  }
+  const { store, applied } = await openMigrated(config);
+  if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
   const { key: masterKey, source } = loadMasterKey(config.dataDir, config.masterKey);
   logger.info({ master_key: source }, 'private keys are sealed with the master key from this source');
   const deps = createDeps({ config, logger, store, masterKey });
@@ -61,17 +56,19 @@ export async function startServer(config: Config, options: { logger?: Logger; sa
 
   const app = await buildApp(deps, { https });
   await app.listen({ host: config.listen.host, port: config.listen.port });
-  const address = app.server.address();
-  if (config.listen.port === 0 && address && typeof address === 'object') {
+  const address = app.server.address() as AddressInfo;
+  const bound = `${https ? 'https' : 'http'}://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  if (config.listen.port === 0) {
     const base = new URL(config.baseUrl);
     if (base.port === '0') {
       base.port = String(address.port);
       config.baseUrl = base.toString().replace(/\/+$/, '');
     }
   }
-  say(`edgeplane listening on ${config.baseUrl} (store: ${store.dialect})`);
+  say(`edgeplane listening on ${bound}${bound === config.baseUrl ? '' : `, base URL ${config.baseUrl}`} (store: ${store.dialect})`);
 
-  if (config.bootstrap && !(await deps.accounts.hasAnyAccount())) {
+  const accounts = await deps.accounts.summary();
+  if (config.bootstrap && accounts.count === 0) {
     const tokenFile = path.join(config.dataDir, TOKEN_FILE);
     const createFirst = () => deps.accounts.createAccount({ name: 'default' });
     const first = terminal ? await createFirst() : await issueIntoFile(tokenFile, createFirst);
@@ -86,6 +83,13 @@ export async function startServer(config: Config, options: { logger?: Logger; sa
     say('Try it:');
     say(`  ${curlLine(config, caFile, terminal ? first.token : `$(cat ${tokenFile})`)}`);
     say('');
+  } else if (accounts.oldest) {
+    say(
+      `The store holds ${accounts.count} account${accounts.count === 1 ? '' : 's'} (the first: ${accounts.oldest.id}, '${accounts.oldest.name}'). ` +
+        `Lost its admin token? Mint a new key with this server's settings: edgeplane api-keys create --account ${accounts.oldest.id}`,
+    );
+  } else {
+    say('The store holds no account yet: create one with edgeplane accounts create --name NAME');
   }
 
   return {

@@ -11,13 +11,12 @@ export async function createAccount(store: Store, account: AccountsTable, work: 
   });
 }
 
-/** Runs `work` in the account's scope in one transaction; false (nothing done) when there is no such account. */
-export async function withExistingAccount(store: Store, accountId: string, work: (db: ScopedDb) => Promise<void>): Promise<boolean> {
+/** Runs `work` in the account's scope in one transaction; undefined (nothing done) when there is no such account. */
+export async function withExistingAccount<T>(store: Store, accountId: string, work: (db: ScopedDb) => Promise<T>): Promise<T | undefined> {
   return withTx(store, async (trx) => {
     const account = await trx.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
-    if (!account) return false;
-    await work(new ScopedDb(trx, { accountId }, store.dialect));
-    return true;
+    if (!account) return undefined;
+    return work(new ScopedDb(trx, { accountId }, store.dialect));
   });
 }
 
@@ -25,6 +24,14 @@ export async function listAccounts(store: Store): Promise<AccountsTable[]> {
   return read(() => store.reader.selectFrom('accounts').selectAll().orderBy('id', 'desc').execute());
 }
 
-export async function hasAnyAccount(store: Store): Promise<boolean> {
-  return (await read(() => store.reader.selectFrom('accounts').select('id').limit(1).execute())).length > 0;
+/** How many accounts the store holds, and the oldest of them (the one a first start creates). */
+export async function accountSummary(store: Store): Promise<{ count: number; oldest?: AccountsTable }> {
+  return read(async () => {
+    const { count } = await store.reader
+      .selectFrom('accounts')
+      .select((eb) => eb.fn.countAll<number | string>().as('count'))
+      .executeTakeFirstOrThrow();
+    const oldest = await store.reader.selectFrom('accounts').selectAll().orderBy('created_at').orderBy('id').limit(1).executeTakeFirst();
+    return { count: Number(count), oldest };
+  });
 }

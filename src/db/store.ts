@@ -6,6 +6,7 @@ import { DATABASE_TIMEOUT_DEFAULTS, type Config } from '../config.js';
 import { isPostgresForeignKeyError, openPostgres, postgresOutage, postgresUniqueTarget } from './dialects/postgres.js';
 import { isSqliteBusy, isSqliteForeignKeyError, openSqlite, sqliteUniqueTarget } from './dialects/sqlite.js';
 import { migrationProvider } from './migrations/index.js';
+import { explainStoreProblem, StoreStartError } from './store-problems.js';
 import type { Dialect } from './dialect.js';
 import type { Database } from './schema.js';
 
@@ -74,6 +75,23 @@ export async function migrate(store: Store): Promise<string[]> {
       await sql`reset statement_timeout`.execute(db).catch(() => {});
     }
   });
+}
+
+/**
+ * Opens the store and brings its schema up to date, as every command does first. A failure from
+ * outside edgeplane (the server unreachable, a password refused, a file that cannot be written)
+ * becomes a StoreStartError whose message says what to check.
+ */
+export async function openMigrated(config: Pick<Config, 'database' | 'databaseTimeouts'>): Promise<{ store: Store; applied: string[] }> {
+  let store: Store | undefined;
+  try {
+    store = openStore(config.database, { timeouts: config.databaseTimeouts });
+    return { store, applied: await migrate(store) };
+  } catch (error) {
+    await store?.close().catch(() => {});
+    const problem = explainStoreProblem(error, config.database, config.databaseTimeouts);
+    throw problem ? new StoreStartError(problem, { cause: error }) : error;
+  }
 }
 
 /** A unique index was violated; `target` is the index name (`<table>_<columns>_key`). */

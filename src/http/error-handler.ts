@@ -48,7 +48,7 @@ export function frameworkError(error: FastifyError, request: FastifyRequest, rep
 function answerAndClose(socket: Socket, statusLine: string, apiError: ApiError, logger: Logger): void {
   const operationId = newId('op');
   // The one log line of a request that never reached the router, under the operation id the client gets.
-  logger.info({ operation_id: operationId, status: apiError.status, error_code: apiError.errorCode, remote_address: socket.remoteAddress }, 'request');
+  logger.info({ operation_id: operationId, status: apiError.status, error_code: apiError.errorCode, ip: socket.remoteAddress }, 'request');
   const body = JSON.stringify({ error_code: apiError.errorCode, status_code: apiError.status, msg: apiError.message, details: { operation_id: operationId } });
   socket.end(
     `HTTP/1.1 ${statusLine}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nOperation-Id: ${operationId}\r\nConnection: close\r\n\r\n${body}`,

@@ -64,6 +64,8 @@ export function registerProtocol(app: FastifyInstance, deps: ProtocolDeps): void
   // The account's `api` IP restriction: refuse (enforced) or let pass with a warning; then the
   // request's context. Plain functions rather than closures made for every request.
   const admit = (request: FastifyRequest, reply: FastifyReply, who: Authenticated, verdict: Verdict): void => {
+    // Set before the verdict is applied, so that the log line of a refused request names its caller too.
+    request.ctx = { scope: who.scope, principal: who.principal, keyId: who.keyId, baseUrl: deps.baseUrl(), now: deps.clock.now() };
     if (!verdict.allowed) {
       if (verdict.enforced) throw errors.ipRestricted({ ip: request.ip, restrictionId: verdict.restrictionId });
       reply.header('Ip-Restriction-Warning', `${request.ip} is not allowed by IP restriction ${verdict.restrictionId}, which is not enforced`);
@@ -72,7 +74,6 @@ export function registerProtocol(app: FastifyInstance, deps: ProtocolDeps): void
         'request from an address the api IP restriction does not allow (not enforced)',
       );
     }
-    request.ctx = { scope: who.scope, principal: who.principal, keyId: who.keyId, baseUrl: deps.baseUrl(), now: deps.clock.now() };
   };
   const screen = (request: FastifyRequest, reply: FastifyReply, who: Authenticated): void | Promise<void> => {
     const verdict = deps.ipGuard.check(who.scope, request.ip);
@@ -86,6 +87,12 @@ export function registerProtocol(app: FastifyInstance, deps: ProtocolDeps): void
     reply.header('Operation-Id', request.id);
     corsHeaders(request, reply);
     if (request.is404 || request.routeOptions.config.public) return done();
+    // The router matches `/api_keys/` to `/api_keys/{id}` with an empty id; but a trailing
+    // slash is another path, and no operation has one: the same 404 as any unknown path.
+    const params = request.params as Record<string, string>;
+    for (const name in params) {
+      if (params[name] === '') return done(errors.routeNotFound({ method: request.method, path: request.url.split('?')[0]! }));
+    }
     try {
       checkVersion(request);
       // Fastify does not read GET bodies; refuse them instead of silently ignoring content.
@@ -154,7 +161,8 @@ export function registerProtocol(app: FastifyInstance, deps: ProtocolDeps): void
     done(null, parsed);
   });
 
-  // One line per request, with the operation id (as `operation_id`), and never a header.
+  // One line per request, refusals included, with the operation id (as `operation_id`), the
+  // client's address, and the caller once its key was recognised; never a header.
   app.addHook('onResponse', (request, reply, done) => {
     if ((request.log as unknown as Logger).isLevelEnabled('info'))
       request.log.info(
@@ -163,6 +171,7 @@ export function registerProtocol(app: FastifyInstance, deps: ProtocolDeps): void
           path: request.url.split('?')[0],
           status: reply.statusCode,
           ms: Math.round(reply.elapsedTime * 10) / 10,
+          ip: request.ip,
           account_id: request.ctx?.scope.accountId,
           key_id: request.ctx?.keyId,
         },

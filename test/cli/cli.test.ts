@@ -15,6 +15,7 @@ import { startServer } from '../../src/main.js';
 const root = path.resolve(import.meta.dirname, '../..');
 const cli = [process.execPath, '--import', 'tsx', path.join(root, 'src/cli.ts')];
 const dirs: string[] = [];
+const pgUrl = process.env.EDGEPLANE_TEST_DATABASE_URL;
 
 function tempDir(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'edgeplane-cli-'));
@@ -121,6 +122,7 @@ describe('edgeplane CLI', () => {
     const badRole = run(['users', 'create', '--account', 'acct_x', '--name', 'x', '--role', 'owner'], { EDGEPLANE_DATA_DIR: dataDir });
     assert.equal(badRole.code, 2);
     assert.match(badRole.stderr, /role must be one of admin, developer, read_only/);
+    assert.equal(run(['migrate'], { EDGEPLANE_DATA_DIR: dataDir }).code, 0);
     const noAccount = run(['users', 'create', '--account', 'acct_missing', '--name', 'x', '--role', 'admin'], { EDGEPLANE_DATA_DIR: dataDir });
     assert.equal(noAccount.code, 2);
     assert.match(noAccount.stderr, /no account with id 'acct_missing'/);
@@ -257,4 +259,118 @@ describe('edgeplane CLI', () => {
       }
     },
   );
+});
+
+describe('edgeplane CLI for a newcomer', () => {
+  it('prints usage and exits 2 with no command; a group lists its commands; each command has its own help', () => {
+    const none = run([]);
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /^usage: edgeplane <command>/);
+    const group = run(['accounts']);
+    assert.equal(group.code, 2);
+    assert.match(group.stderr, /accounts create --name NAME/);
+    assert.match(group.stderr, /accounts list/);
+    assert.doesNotMatch(group.stderr, /users create/);
+    const groupHelp = run(['accounts', '--help']);
+    assert.equal(groupHelp.code, 0);
+    assert.match(groupHelp.stdout, /accounts list/);
+    const help = run(['api-keys', 'create', '--help']);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /^usage: edgeplane api-keys create --account ID \[--user ID\]/);
+    assert.doesNotMatch(help.stdout, /ip-restrictions/);
+    const stray = run(['accounts', 'list', '--name', 'x']);
+    assert.equal(stray.code, 2);
+    assert.match(stray.stderr, /'accounts list' takes no --name/);
+  });
+
+  it('refuses a data directory without a store for a command that reads one, creating nothing, and says when a list is empty', () => {
+    const missing = path.join(tempDir(), 'missing');
+    const res = run(['accounts', 'list', '--data-dir', missing]);
+    assert.equal(res.code, 2);
+    assert.match(res.stderr, /there is no store at .*edgeplane\.db/);
+    assert.ok(!fs.existsSync(missing), 'no store was created');
+    const empty = tempDir();
+    assert.equal(run(['migrate', '--data-dir', empty]).code, 0);
+    const listed = run(['accounts', 'list', '--data-dir', empty]);
+    assert.equal(listed.code, 0);
+    assert.match(listed.stdout, /^no accounts yet/);
+  });
+
+  it('keeps user names unique within an account (exit 3) and mints a working admin key that a second start points at', async () => {
+    const dataDir = tempDir();
+    const dir = ['--data-dir', dataDir];
+    const first = JSON.parse(run(['accounts', 'create', '--name', 'a', '--json', ...dir]).stdout);
+    const alice = ['users', 'create', '--account', first.account_id, '--name', 'alice', ...dir];
+    assert.equal(run([...alice, '--role', 'developer']).code, 0);
+    const again = run([...alice, '--role', 'admin']);
+    assert.equal(again.code, 3, again.stderr);
+    assert.match(again.stderr, /already has a user named 'alice'/);
+    const second = JSON.parse(run(['accounts', 'create', '--name', 'b', '--json', ...dir]).stdout);
+    assert.equal(run(['users', 'create', '--account', second.account_id, '--name', 'alice', '--role', 'admin', ...dir]).code, 0, 'another account may');
+
+    const minted = run(['api-keys', 'create', '--account', first.account_id, '--json', ...dir]);
+    assert.equal(minted.code, 0, minted.stderr);
+    const key = JSON.parse(minted.stdout);
+    assert.equal(key.user_id, first.user_id, "the account's oldest admin");
+    assert.equal(run(['api-keys', 'create', '--account', first.account_id, '--user', 'usr_none', ...dir]).code, 2);
+
+    const lines: string[] = [];
+    const config = loadConfig({ dataDir, listen: '127.0.0.1:0', tls: 'off', logLevel: 'silent', baseUrl: 'https://api.example.com' });
+    const server = await startServer(config, { say: (line) => lines.push(line), terminal: true, logger: pino({ level: 'silent' }) });
+    try {
+      const port = (server.app.server.address() as { port: number }).port;
+      const said = lines.join('\n');
+      assert.match(said, new RegExp(`edgeplane listening on http://127\\.0\\.0\\.1:${port}, base URL https://api\\.example\\.com \\(store: sqlite\\)`));
+      assert.match(said, new RegExp(`holds 2 accounts \\(the first: ${first.account_id}.*edgeplane api-keys create --account ${first.account_id}`));
+      assert.doesNotMatch(said, /token: |Created account/, 'a second start creates and prints no token');
+      const res = await fetch(`http://127.0.0.1:${port}/api_keys`, { headers: { Authorization: `Bearer ${key.token}`, 'Service-Version': '2' } });
+      assert.equal(res.status, 200);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('says in one line, without the password or a stack trace, why the store cannot be opened, and exits 2', () => {
+    for (const command of ['migrate', 'serve']) {
+      const res = run([command, '--database-url', 'postgres://edgeplane:s3cret@127.0.0.1:1/edgeplane', '--data-dir', tempDir()]);
+      assert.equal(res.code, 2, res.stderr);
+      assert.equal(res.stderr.trim().split('\n').length, 1, res.stderr);
+      assert.match(res.stderr, /^edgeplane: cannot connect to PostgreSQL at postgres:\/\/edgeplane@127\.0\.0\.1:1\/edgeplane: connection refused/);
+      assert.doesNotMatch(res.stderr, /s3cret/);
+    }
+  });
+
+  it('names a database that does not exist, and how to create it', { skip: !pgUrl && 'EDGEPLANE_TEST_DATABASE_URL is not set' }, () => {
+    const url = new URL(pgUrl!);
+    url.pathname = '/edgeplane_no_such_database';
+    const res = run(['migrate', '--database-url', url.toString()]);
+    assert.equal(res.code, 2, res.stderr);
+    assert.match(res.stderr, /the database 'edgeplane_no_such_database' does not exist .*\(createdb -h /);
+  });
+
+  it('npm start hands its process to the server: one SIGTERM to npm stops it', async () => {
+    const dataDir = tempDir();
+    const child = spawn('npm', ['start'], {
+      cwd: root,
+      env: { ...process.env, EDGEPLANE_DATA_DIR: dataDir, EDGEPLANE_LISTEN: '127.0.0.1:0', EDGEPLANE_TLS: 'off', EDGEPLANE_LOG_LEVEL: 'warn' },
+    });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.stderr.on('data', (c) => (out += c));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`npm start did not listen:\n${out}`)), 120_000);
+      child.stdout.on('data', () => {
+        const m = /listening on (http:\/\/\S+)/.exec(out);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]!);
+        }
+      });
+    });
+    assert.equal((await fetch(`${url}/openapi.json`)).status, 200);
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0, out);
+    await assert.rejects(fetch(`${url}/openapi.json`), 'nothing listens after npm exited');
+  });
 });

@@ -6,6 +6,7 @@ import { ipPolicies } from './0002-ip-policies.js';
 import { backends } from './0003-backends.js';
 import { ssh } from './0004-ssh.js';
 import { joinTableAccounts } from './0005-join-table-accounts.js';
+import { uniqueUserNames } from './0006-unique-user-names.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -16,6 +17,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0003-backends': backends(dialect),
         '0004-ssh': ssh(dialect),
         '0005-join-table-accounts': joinTableAccounts(dialect),
+        '0006-unique-user-names': uniqueUserNames(),
       };
     },
   };
