@@ -119,10 +119,10 @@ describe('edgeplane CLI', () => {
 
   it('refuses bad input with a message and exit code 2', () => {
     const dataDir = tempDir();
+    assert.equal(run(['migrate'], { EDGEPLANE_DATA_DIR: dataDir }).code, 0);
     const badRole = run(['users', 'create', '--account', 'acct_x', '--name', 'x', '--role', 'owner'], { EDGEPLANE_DATA_DIR: dataDir });
     assert.equal(badRole.code, 2);
     assert.match(badRole.stderr, /role must be one of admin, developer, read_only/);
-    assert.equal(run(['migrate'], { EDGEPLANE_DATA_DIR: dataDir }).code, 0);
     const noAccount = run(['users', 'create', '--account', 'acct_missing', '--name', 'x', '--role', 'admin'], { EDGEPLANE_DATA_DIR: dataDir });
     assert.equal(noAccount.code, 2);
     assert.match(noAccount.stderr, /no account with id 'acct_missing'/);
