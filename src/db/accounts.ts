@@ -4,10 +4,10 @@ import { ScopedDb } from './scoped.js';
 import { read, withTx, type Store } from './store.js';
 
 /** Creates the account and, in the same transaction, what `work` writes in its scope. */
-export async function createAccount(store: Store, account: AccountsTable, work: (db: ScopedDb) => Promise<void>): Promise<void> {
-  await withTx(store, async (trx) => {
+export async function createAccount<T>(store: Store, account: AccountsTable, work: (db: ScopedDb) => Promise<T>): Promise<T> {
+  return withTx(store, async (trx) => {
     await trx.insertInto('accounts').values(account).execute();
-    await work(new ScopedDb(trx, { accountId: account.id }, store.dialect));
+    return work(new ScopedDb(trx, { accountId: account.id }, store.dialect));
   });
 }
 

@@ -45,19 +45,11 @@ export class AccountService {
     const now = rfc3339(this.clock.now());
     const accountId = newId('acct');
     const userId = newId('usr');
-    const key = newKeyMaterial();
-    await createAccount(this.store, { id: accountId, name, created_at: now }, async (db) => {
+    const issued = await createAccount(this.store, { id: accountId, name, created_at: now }, async (db) => {
       await db.insert('users', { id: userId, name: adminName, role: 'admin', created_at: now });
-      await db.insert('api_keys', {
-        id: key.id,
-        owner_id: userId,
-        description: 'first admin key',
-        metadata: '',
-        secret_hash: key.secret_hash,
-        created_at: now,
-      });
+      return this.issueKey(db, userId, 'first admin key', now);
     });
-    return { account_id: accountId, user_id: userId, api_key_id: key.id, token: key.token };
+    return { account_id: accountId, user_id: userId, ...issued };
   }
 
   /** A new user of an existing account, with that user's first API key. User names are unique within an account. */
