@@ -2,6 +2,7 @@
 // flags of the same name override them. Every problem is reported at once.
 import path from 'node:path';
 import { parseCidr } from './lib/ip/cidr.js';
+import { parseDomainName } from './lib/dns/names.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -22,7 +23,33 @@ export interface Config {
   bootstrap: boolean;
   /** As configured; main.ts resolves it (or the key file) into the key itself. */
   masterKey?: string;
+  domains: DomainSettings;
 }
+
+/** What the operator's platform owns in DNS: the names domains and agent ingresses are checked and given against. */
+export interface DomainSettings {
+  /** Base domains the service owns: names under them need no CNAME and take no certificate. */
+  serviceDomains: string[];
+  /** Zone of the generated `cname_target`s. */
+  cnameZone: string;
+  /** Zone of the generated `acme_challenge_cname_target`s. */
+  acmeChallengeZone: string;
+  /** `ns_targets` of agent ingresses: FQDNs with a trailing dot. */
+  nameservers: string[];
+  /** Regions served; agent ingresses get `tunnel.<region>.<domain>` for each, reserved domains may name one. */
+  regions: string[];
+}
+
+/** The seven regions of the API this one follows. */
+export const KNOWN_REGIONS = ['us', 'eu', 'ap', 'au', 'sa', 'jp', 'in'] as const;
+
+export const DOMAIN_DEFAULTS: DomainSettings = {
+  serviceDomains: ['edgeplane.app'],
+  cnameZone: 'edgeplane-cname.app',
+  acmeChallengeZone: 'edgeplane-acme.app',
+  nameservers: ['ns1.edgeplane.app.', 'ns2.edgeplane.app.'],
+  regions: [...KNOWN_REGIONS],
+};
 
 /** name → [environment variable, flag, what it sets]; docs/configuration.md describes each. */
 export const SETTINGS = {
@@ -50,6 +77,23 @@ export const SETTINGS = {
     '--master-key',
     '32-byte key (base64 or hex) sealing private keys at rest; default: <data dir>/master.key, created on first start',
   ],
+  serviceDomains: [
+    'EDGEPLANE_SERVICE_DOMAINS',
+    '--service-domains',
+    'comma-separated base domains the service owns; names under them need no CNAME (default edgeplane.app)',
+  ],
+  cnameZone: ['EDGEPLANE_CNAME_ZONE', '--cname-zone', 'zone of the generated cname_target of reserved domains (default edgeplane-cname.app)'],
+  acmeChallengeZone: [
+    'EDGEPLANE_ACME_CHALLENGE_ZONE',
+    '--acme-challenge-zone',
+    'zone of the generated acme_challenge_cname_target of wildcard domains (default edgeplane-acme.app)',
+  ],
+  agentIngressNameservers: [
+    'EDGEPLANE_AGENT_INGRESS_NAMESERVERS',
+    '--agent-ingress-nameservers',
+    'comma-separated nameservers agent ingress domains are delegated to (default ns1.edgeplane.app,ns2.edgeplane.app)',
+  ],
+  regions: ['EDGEPLANE_REGIONS', '--regions', 'comma-separated regions served, of us, eu, ap, au, sa, jp, in (default all seven)'],
   bootstrap: ['EDGEPLANE_BOOTSTRAP', '--bootstrap', '"off" skips creating the default account on an empty store'],
 } as const;
 
@@ -181,6 +225,8 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
       );
   }
 
+  const domains = readDomainSettings(raw, problems);
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     dataDir,
@@ -194,5 +240,41 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
     trustedProxies,
     bootstrap: bootstrapSwitch === 'on',
     masterKey: raw.masterKey,
+    domains,
   };
+}
+
+const commaList = (value: string) =>
+  value
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
+
+/** A DNS name setting in stored form (lower case, A-labels, no trailing dot), or a problem. */
+function readName(name: SettingName, value: string, problems: string[]): string | undefined {
+  const parsed = parseDomainName(value, { wildcard: false });
+  if (parsed.ok) return parsed.name;
+  problems.push(`${SETTINGS[name][0]}: '${value}' is not a domain name of two or more labels (${parsed.problem})`);
+  return undefined;
+}
+
+function readDomainSettings(raw: RawSettings, problems: string[]): DomainSettings {
+  const names = (name: SettingName, fallback: readonly string[]) => {
+    const list = raw[name] === undefined ? [...fallback] : commaList(raw[name]).flatMap((v) => readName(name, v, problems) ?? []);
+    if (raw[name] !== undefined && commaList(raw[name]).length === 0) problems.push(`${SETTINGS[name][0]} must name at least one domain`);
+    return [...new Set(list)];
+  };
+  const serviceDomains = names('serviceDomains', DOMAIN_DEFAULTS.serviceDomains);
+  const cnameZone = raw.cnameZone === undefined ? DOMAIN_DEFAULTS.cnameZone : (readName('cnameZone', raw.cnameZone, problems) ?? '');
+  const acmeChallengeZone =
+    raw.acmeChallengeZone === undefined ? DOMAIN_DEFAULTS.acmeChallengeZone : (readName('acmeChallengeZone', raw.acmeChallengeZone, problems) ?? '');
+  const nameservers = names(
+    'agentIngressNameservers',
+    DOMAIN_DEFAULTS.nameservers.map((n) => n.slice(0, -1)),
+  ).map((n) => `${n}.`);
+  const regions = raw.regions === undefined ? [...DOMAIN_DEFAULTS.regions] : [...new Set(commaList(raw.regions.toLowerCase()))];
+  const unknown = regions.filter((r) => !(KNOWN_REGIONS as readonly string[]).includes(r));
+  if (unknown.length > 0) problems.push(`EDGEPLANE_REGIONS: ${unknown.map((r) => `'${r}'`).join(', ')} not known; the regions are ${KNOWN_REGIONS.join(', ')}`);
+  if (regions.length === 0) problems.push('EDGEPLANE_REGIONS must name at least one region');
+  return { serviceDomains, cnameZone, acmeChallengeZone, nameservers, regions };
 }

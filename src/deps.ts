@@ -36,6 +36,6 @@ export function createDeps(base: { config: Config; logger: Logger; store: Store;
     auth,
     ipGuard,
     accounts: new AccountService(base.store, clock),
-    resources: buildResources({ store: base.store, auth, ipGuard, sealer }),
+    resources: buildResources({ store: base.store, auth, ipGuard, sealer, domains: base.config.domains }),
   };
 }

@@ -521,6 +521,291 @@ export const catalogue = {
     (a) => `principal '${a.value}' ${a.problem}.`,
   ),
 
+  // Domain names (reserved domains and agent ingresses)
+  domainEmpty: entry<{ field: string }>(401, 400, 'The domain name is empty.', (a) => `${a.field} is empty; give a domain name such as app.example.com.`),
+  domainCharacter: entry<{ value: string; character: string }>(
+    406,
+    400,
+    'The domain name has a character other than letters, digits, hyphens and dots.',
+    (a) => `domain '${a.value}' has the character '${a.character}'; a name may have letters, digits, hyphens and dots (and a leading '*.' for a wildcard).`,
+  ),
+  domainLabelStart: entry<{ value: string; label: string }>(
+    407,
+    400,
+    'A label of the domain name starts with a hyphen.',
+    (a) => `domain '${a.value}' has the label '${a.label}', which starts with a hyphen; each label must start with a letter or digit.`,
+  ),
+  domainLabelEnd: entry<{ value: string; label: string }>(
+    408,
+    400,
+    'A label of the domain name ends with a hyphen.',
+    (a) => `domain '${a.value}' has the label '${a.label}', which ends with a hyphen; each label must end with a letter or digit.`,
+  ),
+  domainEmptyLabel: entry<{ value: string }>(
+    409,
+    400,
+    'The domain name has an empty label (two dots in a row, or a leading dot).',
+    (a) => `domain '${a.value}' has an empty label (two dots in a row, or a leading dot).`,
+  ),
+  domainDoubleHyphen: entry<{ value: string; label: string }>(
+    410,
+    400,
+    "A label has '--' in its third and fourth characters without being an IDNA A-label (xn--).",
+    (a) => `domain '${a.value}' has the label '${a.label}' with '--' in its third and fourth characters, which only IDNA labels (xn--…) may have.`,
+  ),
+  domainNumericTld: entry<{ value: string; tld: string }>(
+    411,
+    400,
+    'The last label of the domain name is all digits (an address, not a name).',
+    (a) => `domain '${a.value}' ends in '${a.tld}', which is no top-level domain; give a domain name, not an IP address.`,
+  ),
+  domainPunycode: entry<{ value: string; label: string }>(
+    429,
+    400,
+    'An xn-- label of the domain name is not valid Punycode.',
+    (a) => `domain '${a.value}' has the label '${a.label}', which is not valid Punycode.`,
+  ),
+  domainLabelLength: entry<{ value: string; label: string }>(
+    513,
+    400,
+    'A label of the domain name is longer than 63 characters.',
+    (a) => `domain '${a.value}' has a label of ${a.label.length} characters; a label has at most 63.`,
+  ),
+  domainNameLength: entry<{ length: number }>(
+    514,
+    400,
+    'The domain name is longer than 253 characters.',
+    (a) => `the domain name has ${a.length} characters; a name has at most 253.`,
+  ),
+  domainSingleLabel: entry<{ value: string }>(
+    448,
+    400,
+    'The domain name has one label only (a bare top-level domain).',
+    (a) => `domain '${a.value}' is a bare top-level domain; give a fully qualified name such as app.${a.value}.`,
+  ),
+  wildcardPosition: entry<{ value: string }>(
+    402,
+    400,
+    'A wildcard is anywhere but the first label, or on a name that takes no wildcard.',
+    (a) => `domain '${a.value}' has a '*' that is not the first label; only the first label of a reserved domain may be the wildcard '*'.`,
+  ),
+  wildcardLabel: entry<{ value: string; label: string }>(
+    403,
+    400,
+    "The wildcard label is not exactly '*'.",
+    (a) => `domain '${a.value}' has the label '${a.label}'; a wildcard label must be exactly '*'.`,
+  ),
+  wildcardSuffix: entry<{ value: string }>(
+    416,
+    400,
+    'The wildcard covers a whole top-level domain.',
+    (a) => `domain '${a.value}' would cover a whole top-level domain; a wildcard needs a base of two or more labels.`,
+  ),
+  domainReserved: entry<{ value: string }>(
+    404,
+    400,
+    "The name is one of the service's own base domains or zones, which cannot be reserved.",
+    (a) => `'${a.value}' is one of the service's own domains and cannot be reserved; reserve a name under it instead.`,
+  ),
+  domainTakenByYou: entry<{ value: string; id: string }>(
+    413,
+    409,
+    'The domain is already reserved by this account.',
+    (a) => `domain '${a.value}' is already reserved by your account (${a.id}).`,
+  ),
+  domainTakenByOther: entry<{ value: string }>(
+    414,
+    409,
+    'The domain is reserved by another account.',
+    (a) => `domain '${a.value}' is reserved by another account.`,
+  ),
+  wildcardConflict: entry<{ value: string }>(
+    417,
+    409,
+    "The domain and another account's reservation overlap through a wildcard.",
+    (a) =>
+      `domain '${a.value}' overlaps a name reserved by another account: a wildcard covers every name under its base, so the two cannot belong to different accounts.`,
+  ),
+  invalidRegion: entry<{ value: string; regions: readonly string[] }>(
+    400,
+    400,
+    'region is not one of the regions this service runs.',
+    (a) => `region '${a.value}' is not supported; the regions are ${list(a.regions)}.`,
+  ),
+  certificateSourceTwice: entry(
+    434,
+    400,
+    'certificate_id and certificate_management_policy are both given; a domain has one source of certificates.',
+    () => 'certificate_id and certificate_management_policy are mutually exclusive; give one of them.',
+  ),
+  invalidAuthority: entry<{ value: string }>(
+    1908,
+    400,
+    'certificate_management_policy.authority is not a supported certificate authority.',
+    (a) => `certificate authority '${a.value}' is not supported; the only supported authority is letsencrypt.`,
+  ),
+  invalidCertKeyType: entry<{ value: string }>(
+    1909,
+    400,
+    'certificate_management_policy.private_key_type is not rsa or ecdsa.',
+    (a) => `private_key_type '${a.value}' is not supported for managed certificates; use rsa or ecdsa.`,
+  ),
+  managedCertificateAttached: entry<{ id: string }>(
+    436,
+    400,
+    'The certificate to detach or replace is managed by a certificate management policy.',
+    (a) =>
+      `the certificate of ${a.id} is managed by its certificate_management_policy; detach the policy first (DELETE /reserved_domains/${a.id}/certificate_management_policy).`,
+  ),
+  serviceDomainPolicy: entry<{ value: string }>(
+    439,
+    400,
+    "A certificate management policy is given for a name under the service's own base domain.",
+    (a) => `domain '${a.value}' is under the service's own base domain, whose certificate serves it; it takes no certificate_management_policy.`,
+  ),
+  serviceDomainCertificate: entry<{ value: string }>(
+    440,
+    400,
+    "A certificate is given for a name under the service's own base domain.",
+    (a) => `domain '${a.value}' is under the service's own base domain, whose certificate serves it; it takes no certificate_id.`,
+  ),
+  tlsCertificateNotFound: entry<{ id: string }>(
+    1927,
+    400,
+    'certificate_id names no TLS certificate of this account.',
+    (a) => `certificate_id '${a.id}' is not a TLS certificate (cert_…) of this account.`,
+  ),
+  certificateNotCovering: entry<{ id: string; domain: string; names: readonly string[] }>(
+    452,
+    400,
+    'The TLS certificate does not name the domain.',
+    (a) => `TLS certificate ${a.id} does not cover '${a.domain}'; it names ${a.names.length > 0 ? shortList(a.names) : 'no DNS name'}.`,
+  ),
+  certificateIssued: entry<{ id: string }>(
+    453,
+    400,
+    'certificate_id names a certificate that edgeplane issued for a policy; only uploaded ones can be attached.',
+    (a) => `TLS certificate ${a.id} was issued for a certificate management policy; certificate_id takes an uploaded certificate.`,
+  ),
+  endpointConfigurationNotFound: entry<{ field: string; id: string }>(
+    1600,
+    400,
+    'An endpoint configuration id names none of this account.',
+    (a) => `${a.field} '${a.id}' is not an endpoint configuration (ec_…) of this account.`,
+  ),
+  endpointConfigurationType: entry<{ field: string; id: string; type: string; expected: string }>(
+    428,
+    400,
+    'The endpoint configuration is of another type than the field takes.',
+    (a) => `${a.field} '${a.id}' is an endpoint configuration of type ${a.type}; this field takes one of type ${a.expected}.`,
+  ),
+  invalidEndpointConfigurationType: entry<{ value: string }>(
+    1622,
+    400,
+    'type of an endpoint configuration is not http, https or tcp.',
+    (a) => `endpoint configuration type '${a.value}' is not supported; use http, https or tcp.`,
+  ),
+  endpointConfigurationInUse: entry<{ id: string; referrers: readonly string[] }>(
+    1619,
+    409,
+    'The endpoint configuration is still attached to domains or addresses.',
+    (a) => `endpoint configuration ${a.id} is still attached to ${shortList(a.referrers)}; detach it first.`,
+  ),
+  tlsCertificateInUse: entry<{ id: string; referrers: readonly string[] }>(
+    1966,
+    409,
+    'The TLS certificate is still attached to reserved domains.',
+    (a) =>
+      `TLS certificate ${a.id} is still attached to ${shortList(a.referrers)}; detach it (DELETE /reserved_domains/{id}/certificate) or delete those first.`,
+  ),
+  ingressUnderServiceDomain: entry<{ value: string; base: string }>(
+    6705,
+    400,
+    "The agent ingress domain is the service's own domain or under it.",
+    (a) => `agent ingress domain '${a.value}' is under the service's own domain ${a.base}; use a domain you own.`,
+  ),
+  ingressTakenByYou: entry<{ value: string; id: string }>(
+    6706,
+    409,
+    'This account already has an agent ingress on the domain.',
+    (a) => `domain '${a.value}' is already an agent ingress of your account (${a.id}).`,
+  ),
+  ingressTakenByOther: entry<{ value: string }>(
+    6707,
+    409,
+    'Another account has an agent ingress on the domain.',
+    (a) => `domain '${a.value}' is an agent ingress of another account.`,
+  ),
+
+  // TLS certificates
+  certificatePemInvalid: entry<{ reason: string }>(
+    1900,
+    400,
+    'certificate_pem is not a PEM certificate chain that can be read.',
+    (a) => `certificate_pem ${a.reason}.`,
+  ),
+  privateKeyPemInvalid: entry<{ reason: string }>(
+    1901,
+    400,
+    'private_key_pem is not a PEM private key that can be read.',
+    (a) => `private_key_pem ${a.reason}.`,
+  ),
+  privateKeyEncrypted: entry(
+    1902,
+    400,
+    'private_key_pem is encrypted.',
+    () => 'private_key_pem is encrypted; upload the key unencrypted (e.g. `openssl pkey -in key.pem -out plain.pem`). It is sealed at rest by the service.',
+  ),
+  certificateExpired: entry<{ notAfter: string }>(
+    1903,
+    400,
+    'The leaf certificate has expired.',
+    (a) => `the certificate expired at ${a.notAfter}; upload a certificate that is still valid.`,
+  ),
+  privateKeyType: entry<{ type: string }>(
+    1904,
+    400,
+    'The private key is not RSA, ECDSA or Ed25519.',
+    (a) => `private keys of type ${a.type} are not supported; use RSA, ECDSA or Ed25519.`,
+  ),
+  pemHeaders: entry<{ field: string }>(
+    1910,
+    400,
+    'A PEM block carries headers.',
+    (a) => `${a.field} has a PEM block with headers (such as Proc-Type); blocks must have none.`,
+  ),
+  pemBlockType: entry<{ field: string; type: string; expected: string }>(
+    1911,
+    400,
+    'A PEM block is of a type the field does not take.',
+    (a) => `${a.field} has a '${a.type}' PEM block; it takes ${a.expected}.`,
+  ),
+  keyMismatch: entry(
+    1923,
+    400,
+    'The private key is not the key of the leaf certificate.',
+    () => 'private_key_pem does not match the first certificate of certificate_pem (the leaf); give the leaf first and its own key.',
+  ),
+  keyAsCertificate: entry(
+    1924,
+    400,
+    'certificate_pem holds a private key.',
+    () => 'certificate_pem holds a private key; put the key in private_key_pem and the certificate chain in certificate_pem.',
+  ),
+  certificateAsKey: entry(
+    1925,
+    400,
+    'private_key_pem holds a certificate.',
+    () => 'private_key_pem holds a certificate; put the certificate chain in certificate_pem and the key in private_key_pem.',
+  ),
+  chainOrder: entry<{ position: number }>(
+    1926,
+    400,
+    'The chain is not ordered leaf first, each certificate signed by the next.',
+    (a) =>
+      `certificate ${a.position} of certificate_pem is not signed by certificate ${a.position + 1}; order the chain leaf first, then each issuer (intermediates), and leave out the root if it is not signed by the next.`,
+  ),
+
   // Server
   storeUnavailable: entry(
     260,

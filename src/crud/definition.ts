@@ -111,6 +111,12 @@ export interface ResourceDefinition<T extends ResourceTable, S extends ResourceS
   immutable?: readonly string[];
   references?: readonly ColumnReference<RowOf<T>>[];
   links?: L;
+  /**
+   * Parts of a resource that a DELETE of `<item path>/<name>` takes off it
+   * (`/reserved_domains/{id}/certificate`): the columns to change, given the stored row, or the
+   * 400 when it cannot be taken off. Run in a transaction, as an update; nothing attached is a 204 too.
+   */
+  detach?: Record<string, (row: RowOf<T>, ctx: RequestContext) => Partial<RowOf<T>>>;
   /** The 409 when something still references a resource of this kind that is being deleted. */
   inUse?(id: string, referrers: readonly string[]): ApiError;
   /**

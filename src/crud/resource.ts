@@ -45,6 +45,8 @@ export interface Resource<S extends ResourceSchemas = ResourceSchemas> {
   list(ctx: RequestContext, query: ListQueryInput, path?: PathIds): Promise<ListPage<S>>;
   update(ctx: RequestContext, path: PathIds, body: Static<S['update']> & { id?: string }): Promise<Static<S['resource']>>;
   remove(ctx: RequestContext, path: PathIds): Promise<void>;
+  /** Takes the named part off the resource (the definition's `detach`). */
+  detach(ctx: RequestContext, path: PathIds, part: string): Promise<void>;
 }
 
 /** A list response: the page under the kind's list key, `uri` and `next_page_uri`. */
@@ -237,7 +239,8 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
         const page = await db.page(table, { limit, beforeId, equal: equal as never });
         return { rows: await expand(db, page.rows as unknown as Row[]), hasMore: page.hasMore };
       });
-      const listUri = `${d.uri === 'path' ? '' : ctx.baseUrl}${collectionPath(path)}`;
+      // A list's own uri is absolute even where its items' are paths (agent ingresses, as the spec shows).
+      const listUri = `${ctx.baseUrl}${collectionPath(path)}`;
       const last = rows[rows.length - 1];
       const v = view(ctx);
       return {
@@ -277,6 +280,29 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
       }
       d.hooks?.afterCommit?.(ctx, 'update', updated! as unknown as RowOf<T>);
       return present(updated!, view(ctx), path);
+    },
+
+    async detach(ctx, path, part) {
+      const take = d.detach?.[part];
+      if (!take) throw new Error(`${d.kind} has no part ${part} to detach`);
+      let updated: Row;
+      try {
+        updated = await withTx(store, async (trx) => {
+          const db = scoped(trx, ctx);
+          const current = await load(db, path, true);
+          await authorize(ctx, 'update', { row: current }, db);
+          const changes = take(current, ctx) as Partial<Row>;
+          if (Object.keys(changes).length === 0) return current;
+          const row = { ...current, ...changes } as Row;
+          await d.hooks?.beforeUpdate?.(db, ctx, current, changes);
+          await db.update(table, { id: current.id } as never, changes as never);
+          await d.hooks?.afterWrite?.(db, ctx, row, 'update');
+          return row;
+        });
+      } catch (error) {
+        throw translateConflict(d, error, {});
+      }
+      d.hooks?.afterCommit?.(ctx, 'update', updated as unknown as RowOf<T>);
     },
 
     async remove(ctx, path) {

@@ -105,6 +105,24 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
     });
   }
 
+  for (const part of Object.keys(d.detach ?? {})) {
+    app.delete(`${itemPath}/${part}`, {
+      schema: {
+        operationId: `${d.kind}.delete_${part}`,
+        tags,
+        summary: `Detach the ${part.replaceAll('_', ' ')} of ${withArticle(d.title)}`,
+        params: params.item,
+        querystring: NoQuery,
+        response: { 204: EmptyBody, ...errorResponses() },
+      },
+      config,
+      handler: async (request, reply) => {
+        await resource.detach(request.ctx, ids(request.params), part);
+        return reply.code(204).send(null);
+      },
+    });
+  }
+
   if (operations.has('delete')) {
     app.delete(itemPath, {
       schema: {

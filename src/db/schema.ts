@@ -161,6 +161,76 @@ export interface SshUserCertificatesTable extends SshHostCertificatesTable {
   extensions: string;
 }
 
+export interface TlsCertificatesTable {
+  id: string;
+  account_id: string;
+  description: string;
+  metadata: string;
+  created_at: string;
+  certificate_pem: string;
+  /** PKCS#8 PEM sealed with the master key, bound to the id. */
+  private_key_sealed: string;
+  private_key_type: 'rsa' | 'ecdsa' | 'ed25519';
+  /** JSON array: the leaf's DNS names (SANs, else the common name), lower case. */
+  dns_names: string;
+  /** JSON object: the response fields derived from the leaf. */
+  details: string;
+  not_after: string;
+  /** Set when edgeplane issued it (ACME); null for an uploaded certificate. */
+  issued_at: string | null;
+}
+
+export type EndpointConfigurationType = 'http' | 'https' | 'tcp';
+
+export interface EndpointConfigurationsTable {
+  id: string;
+  account_id: string;
+  description: string;
+  metadata: string;
+  created_at: string;
+  type: EndpointConfigurationType;
+}
+
+/** Certificate management of a reserved domain or an agent ingress: the policy, and the job while one runs. */
+export interface CertificateManagementColumns {
+  /** null: no policy (automatic management is off). */
+  cert_authority: string | null;
+  cert_key_type: string | null;
+  cert_renews_at: string | null;
+  /** null: no provisioning job. */
+  cert_job_started_at: string | null;
+  cert_job_msg: string | null;
+  cert_job_error_code: string | null;
+  cert_job_retries_at: string | null;
+}
+
+export interface ReservedDomainsTable extends CertificateManagementColumns {
+  id: string;
+  account_id: string;
+  description: string;
+  metadata: string;
+  created_at: string;
+  /** Lower case, A-labels, no trailing dot; unique across accounts. */
+  domain: string;
+  /** The labels in reverse order (`com.example.app`), for the names under a base. */
+  domain_reversed: string;
+  region: string | null;
+  cname_target: string | null;
+  acme_challenge_cname_target: string | null;
+  certificate_id: string | null;
+  http_endpoint_configuration_id: string | null;
+  https_endpoint_configuration_id: string | null;
+}
+
+export interface AgentIngressesTable extends CertificateManagementColumns {
+  id: string;
+  account_id: string;
+  description: string;
+  metadata: string;
+  created_at: string;
+  domain: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -180,6 +250,10 @@ export interface Database {
   ssh_certificate_authorities: SshCertificateAuthoritiesTable;
   ssh_user_certificates: SshUserCertificatesTable;
   ssh_host_certificates: SshHostCertificatesTable;
+  tls_certificates: TlsCertificatesTable;
+  endpoint_configurations: EndpointConfigurationsTable;
+  reserved_domains: ReservedDomainsTable;
+  agent_ingresses: AgentIngressesTable;
 }
 
 export function toBool(value: SqlBool): boolean {

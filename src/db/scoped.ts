@@ -212,6 +212,34 @@ export class ScopedDb {
     await sql`select pg_advisory_xact_lock(hashtextextended(${`${what}:${this.scope.accountId}`}, 0))`.execute(this.executor);
   }
 
+  /**
+   * As `serialize`, for every account at once: for values unique across accounts whose check
+   * reads rows that no unique index can name (a wildcard covering another account's name).
+   */
+  async serializeAcrossAccounts(what: string): Promise<void> {
+    if (this.dialect !== 'postgres') return;
+    await sql`select pg_advisory_xact_lock(hashtextextended(${what}, 0))`.execute(this.executor);
+  }
+
+  /**
+   * For names unique across all accounts: the values of `column` that any account holds, equal
+   * to one of `equal` or within `[from, to)`, each with whether this account holds it. Nothing
+   * else of another account's row leaves this method.
+   */
+  async claims(
+    table: 'reserved_domains' | 'agent_ingresses',
+    column: 'domain' | 'domain_reversed',
+    match: { equal: readonly string[] } | { from: string; to: string },
+  ): Promise<{ value: string; mine: boolean }[]> {
+    if ('equal' in match && match.equal.length === 0) return [];
+    let query = loose(this.executor)
+      .selectFrom(table)
+      .select([`${column} as value`, 'account_id']);
+    query = 'equal' in match ? query.where(column, 'in', match.equal) : query.where(column, '>=', match.from).where(column, '<', match.to);
+    const rows = (await query.orderBy(column).limit(100).execute()) as { value: string; account_id: string }[];
+    return rows.map((r) => ({ value: r.value, mine: r.account_id === this.scope.accountId }));
+  }
+
   /** Adds one to the account's counter in a per-account counter table (created at 1). */
   async bump(table: 'ip_revisions'): Promise<void> {
     await loose(this.executor)

@@ -3,6 +3,7 @@
 import type { AnyDefinition } from '../crud/definition.js';
 import { Kinds } from '../crud/kinds.js';
 import { createResource, type Resource } from '../crud/resource.js';
+import type { DomainSettings } from '../config.js';
 import type { Store } from '../db/store.js';
 import type { Sealer } from '../lib/crypto/sealer.js';
 import type { KeyAuthenticator } from './api-keys/api-key.auth.js';
@@ -15,18 +16,23 @@ import type { ApiIpGuard } from './ip-restrictions/api-ip-guard.js';
 import { ipRestrictionDefinition } from './ip-restrictions/ip-restriction.resource.js';
 import { sshCertificateAuthorityDefinition } from './ssh/ssh-ca.resource.js';
 import { sshCertificateDefinitions } from './ssh/ssh-certificate.resource.js';
+import { agentIngressDefinition } from './agent-ingresses/agent-ingress.resource.js';
+import { endpointConfigurationDefinition } from './endpoint-configurations/endpoint-configuration.resource.js';
+import { reservedDomainDefinition } from './reserved-domains/reserved-domain.resource.js';
+import { tlsCertificateDefinition } from './tls-certificates/tls-certificate.resource.js';
 
 export interface ResourceDeps {
   store: Store;
   auth: KeyAuthenticator;
   ipGuard: ApiIpGuard;
   sealer: Sealer;
+  domains: DomainSettings;
 }
 
 /** Kinds that resources reference but this API does not serve: users are made with the CLI. */
 const PLAIN_KINDS = [{ kind: 'user', title: 'user', prefix: 'usr', table: 'users' as const }];
 
-export function resourceDefinitions({ auth, ipGuard, sealer }: Omit<ResourceDeps, 'store'>) {
+export function resourceDefinitions({ auth, ipGuard, sealer, domains }: Omit<ResourceDeps, 'store'>) {
   const ipChanged = (accountId: string) => ipGuard.invalidate(accountId);
   return {
     apiKeys: apiKeyDefinition(auth),
@@ -41,6 +47,10 @@ export function resourceDefinitions({ auth, ipGuard, sealer }: Omit<ResourceDeps
     weightedBackends: weightedBackend,
     sshCertificateAuthorities: sshCertificateAuthorityDefinition(sealer),
     ...sshCertificateDefinitions(sealer),
+    tlsCertificates: tlsCertificateDefinition(sealer),
+    endpointConfigurations: endpointConfigurationDefinition,
+    reservedDomains: reservedDomainDefinition(domains),
+    agentIngresses: agentIngressDefinition(domains),
   } satisfies Record<string, AnyDefinition>;
 }
 

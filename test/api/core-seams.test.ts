@@ -79,7 +79,7 @@ describeEachStore('core seams', (h) => {
 
   before(async () => {
     const { deps } = h();
-    const { ipPolicyRules: _served, ...others } = resourceDefinitions(deps);
+    const { ipPolicyRules: _served, ...others } = resourceDefinitions({ ...deps, domains: deps.config.domains });
     const definitions: Record<string, AnyDefinition> = { ...others, nestedRules, uncheckedRules, unmappedBots };
     const kinds = new Kinds(Object.values(definitions), [{ kind: 'user', title: 'user', prefix: 'usr', table: 'users' }]);
     const resources = Object.fromEntries(Object.entries(definitions).map(([name, d]) => [name, createResource(deps.store, kinds, d)]));

@@ -14,6 +14,7 @@ function calls(r: SecuredResource, id: string, createBody: Record<string, unknow
     { name: 'list', run: (api, o) => api.get(r.path, o) },
     { name: 'get', run: (api, o) => api.get(`${r.path}/${id}`, o) },
     { name: 'update', run: (api, o) => api.patch(`${r.path}/${id}`, r.update, o) },
+    ...(r.parts ?? []).map((part) => ({ name: `detach ${part}`, run: (api: Api, o?: RequestOptions) => api.delete(`${r.path}/${id}/${part}`, o) })),
     { name: 'delete', run: (api, o) => api.delete(`${r.path}/${id}`, o) },
   ];
 }
@@ -31,7 +32,7 @@ describeEachStore('security suite', (h) => {
     const routed = Object.keys(doc.paths)
       .filter((p) => p !== '/openapi.json')
       .sort();
-    const covered = securedResources.flatMap((r) => [r.path, `${r.path}/{id}`]).sort();
+    const covered = securedResources.flatMap((r) => [r.path, `${r.path}/{id}`, ...(r.parts ?? []).map((part) => `${r.path}/{id}/${part}`)]).sort();
     assert.deepEqual(routed, covered);
   });
 
@@ -79,7 +80,7 @@ describeEachStore('security suite', (h) => {
       const intruder = await h().newAccount();
       const item = await owner.post(r.path, await r.create(owner));
       const before = (await owner.get(`${r.path}/${item.json.id}`)).json;
-      for (const call of calls(r, item.json.id, {}).filter((c) => ['get', 'update', 'delete'].includes(c.name))) {
+      for (const call of calls(r, item.json.id, {}).filter((c) => c.name !== 'create' && c.name !== 'list')) {
         const res = await call.run(intruder);
         assert.equal(res.status, 404, call.name);
         assert.equal(res.json.error_code, 'ERR_EP_252', call.name);

@@ -3,6 +3,7 @@
 // is missing from this list.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { authorizedKeysLine, toSshPublicKey } from '../../src/lib/ssh/keys.js';
+import { makeChain } from './certs.js';
 import type { Api } from './harness.js';
 
 export interface SecuredResource {
@@ -13,6 +14,8 @@ export interface SecuredResource {
   update: Record<string, unknown>;
   /** Whether the resource has description and metadata. */
   describable: boolean;
+  /** Parts a DELETE of `<item>/<part>` takes off the resource (`certificate`). */
+  parts?: string[];
 }
 
 const unique = () => randomBytes(4).toString('hex');
@@ -50,6 +53,30 @@ export const securedResources: SecuredResource[] = [
     create: async (api) => ({ ssh_certificate_authority_id: await newSshCa(api), public_key: newPublicKey(), principals: ['host.example.com'] }),
     update: { description: 'changed' },
     describable: true,
+  },
+  {
+    path: '/tls_certificates',
+    create: async () => {
+      const chain = await makeChain({ names: [`${unique()}.example.com`] });
+      return { certificate_pem: chain.chainPem, private_key_pem: chain.leaf.keyPem };
+    },
+    update: { description: 'changed' },
+    describable: true,
+  },
+  { path: '/endpoint_configurations', create: () => ({ type: 'https' }), update: { description: 'changed' }, describable: true },
+  {
+    path: '/reserved_domains',
+    create: () => ({ domain: `${unique()}.example.com` }),
+    update: { description: 'changed' },
+    describable: true,
+    parts: ['certificate_management_policy', 'certificate', 'http_endpoint_configuration', 'https_endpoint_configuration'],
+  },
+  {
+    path: '/agent_ingresses',
+    create: () => ({ domain: `${unique()}.example.net` }),
+    update: { description: 'changed' },
+    describable: true,
+    parts: ['certificate_management_policy'],
   },
 ];
 

@@ -7,6 +7,7 @@ import { backends } from './0003-backends.js';
 import { ssh } from './0004-ssh.js';
 import { joinTableAccounts } from './0005-join-table-accounts.js';
 import { uniqueUserNames } from './0006-unique-user-names.js';
+import { domains } from './0007-domains.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -18,6 +19,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0004-ssh': ssh(dialect),
         '0005-join-table-accounts': joinTableAccounts(dialect),
         '0006-unique-user-names': uniqueUserNames(),
+        '0007-domains': domains(dialect),
       };
     },
   };

@@ -1,0 +1,64 @@
+// Agent ingresses: a domain of the user's, delegated to the service's nameservers, under which
+// agents connect at tunnel.<region>.<domain>. The domain is unique across accounts and may not
+// be the service's own. Its uri is a path, as the spec shows; the list's is absolute.
+import type { DomainSettings } from '../../config.js';
+import { errors } from '../../core/errors.js';
+import { describedChanges, describedColumns } from '../../core/schema.js';
+import { defineResource } from '../../crud/definition.js';
+import type { AgentIngressesTable } from '../../db/schema.js';
+import { certificateManagementToApi, NO_MANAGEMENT, policyChanges, readPolicy } from '../certificate-management/certificate-management.js';
+import { readDomain, serviceOwner } from '../reserved-domains/domain-names.js';
+import { AgentIngress, AgentIngressCreate, AgentIngressUpdate } from './agent-ingress.schema.js';
+
+export function agentIngressDefinition(settings: DomainSettings) {
+  return defineResource({
+    kind: 'agent_ingress',
+    title: 'agent ingress',
+    prefix: 'agin',
+    path: '/agent_ingresses',
+    listKey: 'ingresses',
+    table: 'agent_ingresses',
+    uri: 'path',
+    schemas: { resource: AgentIngress, create: AgentIngressCreate, update: AgentIngressUpdate },
+    immutable: ['domain'],
+
+    prepare(ctx, body) {
+      const { name } = readDomain(body.domain, { wildcard: false });
+      const base = serviceOwner(settings, name);
+      if (base !== undefined) throw errors.ingressUnderServiceDomain({ value: name, base });
+      const policy = body.certificate_management_policy ? readPolicy(body.certificate_management_policy) : undefined;
+      return { row: { ...describedColumns(body), domain: name, ...NO_MANAGEMENT, ...(policy && policyChanges(undefined, policy, ctx.now)) } };
+    },
+
+    patch(ctx, body, current): Partial<AgentIngressesTable> {
+      const policy = body.certificate_management_policy != null ? readPolicy(body.certificate_management_policy) : undefined;
+      return { ...describedChanges(body), ...(policy && policyChanges(current, policy, ctx.now)) };
+    },
+
+    detach: { certificate_management_policy: () => NO_MANAGEMENT },
+
+    hooks: {
+      async beforeCreate(db, _ctx, row) {
+        await db.serializeAcrossAccounts('agent_ingresses');
+        const [same] = await db.claims('agent_ingresses', 'domain', { equal: [row.domain] });
+        if (same?.mine) {
+          const [mine] = await db.select('agent_ingresses', { domain: row.domain });
+          throw errors.ingressTakenByYou({ value: row.domain, id: mine?.id ?? '' });
+        }
+        if (same) throw errors.ingressTakenByOther({ value: row.domain });
+      },
+      onUniqueViolation: (target, row) => (target === 'agent_ingresses_domain_key' ? errors.ingressTakenByOther({ value: String(row.domain) }) : undefined),
+    },
+
+    toApi: (row: AgentIngressesTable) => ({
+      id: row.id,
+      description: row.description,
+      metadata: row.metadata,
+      domain: row.domain,
+      ns_targets: settings.nameservers,
+      region_domains: settings.regions.map((region) => `tunnel.${region}.${row.domain}`),
+      created_at: row.created_at,
+      ...certificateManagementToApi(row),
+    }),
+  });
+}

@@ -1,0 +1,83 @@
+// The rules reserved domains and agent ingresses share: a name as typed becomes its stored form
+// or a 400 naming the problem; names owned by the service are told apart from the users'; and
+// random CNAME targets are made in the configured zones.
+import { randomInt } from 'node:crypto';
+import type { DomainSettings } from '../../config.js';
+import { errors, type ApiError } from '../../core/errors.js';
+import { isUnder, parseDomainName, type NameProblem } from '../../lib/dns/names.js';
+
+function nameError(value: string, p: NameProblem): ApiError {
+  switch (p.problem) {
+    case 'empty':
+      return errors.domainEmpty({ field: 'domain' });
+    case 'character':
+      return errors.domainCharacter({ value, character: p.character });
+    case 'empty-label':
+      return errors.domainEmptyLabel({ value });
+    case 'label-start':
+      return errors.domainLabelStart({ value, label: p.label });
+    case 'label-end':
+      return errors.domainLabelEnd({ value, label: p.label });
+    case 'double-hyphen':
+      return errors.domainDoubleHyphen({ value, label: p.label });
+    case 'punycode':
+      return errors.domainPunycode({ value, label: p.label });
+    case 'label-length':
+      return errors.domainLabelLength({ value, label: p.label });
+    case 'name-length':
+      return errors.domainNameLength({ length: p.length });
+    case 'single-label':
+      return errors.domainSingleLabel({ value });
+    case 'numeric-tld':
+      return errors.domainNumericTld({ value, tld: p.tld });
+    case 'wildcard-position':
+      return errors.wildcardPosition({ value });
+    case 'wildcard-label':
+      return errors.wildcardLabel({ value, label: p.label });
+    case 'wildcard-suffix':
+      return errors.wildcardSuffix({ value });
+  }
+}
+
+/** The stored form of a domain a request names (lower case, A-labels), or its 400. */
+export function readDomain(value: string, options: { wildcard: boolean }): { name: string; wildcard: boolean } {
+  const parsed = parseDomainName(value, options);
+  if (!parsed.ok) throw nameError(value, parsed);
+  return parsed;
+}
+
+/** The names under which nothing may be reserved: the generated-target zones. */
+const zonesOf = (settings: DomainSettings) => [settings.cnameZone, settings.acmeChallengeZone];
+
+/**
+ * The service-owned base that `name` is strictly under (its certificate serves it), or
+ * undefined for a name of the user's own. A service base itself, a wildcard over one, and names
+ * in the target zones are refused.
+ */
+export function serviceBaseOf(settings: DomainSettings, name: string): string | undefined {
+  const bare = name.startsWith('*.') ? name.slice(2) : name;
+  for (const zone of zonesOf(settings)) if (isUnder(bare, zone)) throw errors.domainReserved({ value: name });
+  for (const base of settings.serviceDomains) {
+    if (bare === base) throw errors.domainReserved({ value: name });
+    if (isUnder(bare, base)) return base;
+  }
+  return undefined;
+}
+
+/** The service-owned base domain or zone `name` is or is under, if any. */
+export function serviceOwner(settings: DomainSettings, name: string): string | undefined {
+  return [...settings.serviceDomains, ...zonesOf(settings)].find((base) => isUnder(name, base));
+}
+
+const ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
+const randomLabel = (length: number) => Array.from({ length }, () => ALPHABET[randomInt(ALPHABET.length)]).join('');
+
+/** `<17 random>.<17 random>.<zone>`: a CNAME target no one can guess or claim. */
+export function randomTarget(zone: string): string {
+  return `${randomLabel(17)}.${randomLabel(17)}.${zone}`;
+}
+
+/** The labels in reverse order: `app.example.com` → `com.example.app`, so names under a base sort together. */
+export function reversedName(name: string): string {
+  return name.split('.').reverse().join('.');
+}

@@ -1,0 +1,53 @@
+// Uploaded TLS certificates. The chain and key are read and checked before the transaction
+// (tls-certificate-pem.ts); the fields a response shows are derived from the leaf once, at upload,
+// and stored with it. The private key is sealed with the master key and never returned.
+import { errors } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import { describedColumns } from '../../core/schema.js';
+import { defineResource } from '../../crud/definition.js';
+import type { TlsCertificatesTable } from '../../db/schema.js';
+import type { Sealer } from '../../lib/crypto/sealer.js';
+import { readCertificateUpload, type CertificateDetails } from './tls-certificate-pem.js';
+import { TlsCertificate, TlsCertificateCreate, TlsCertificateUpdate } from './tls-certificate.schema.js';
+
+export function tlsCertificateDefinition(sealer: Sealer) {
+  return defineResource({
+    kind: 'tls_certificate',
+    title: 'TLS certificate',
+    prefix: 'cert',
+    path: '/tls_certificates',
+    listKey: 'tls_certificates',
+    table: 'tls_certificates',
+    schemas: { resource: TlsCertificate, create: TlsCertificateCreate, update: TlsCertificateUpdate },
+    inUse: (id, referrers) => errors.tlsCertificateInUse({ id, referrers }),
+
+    prepare(ctx, body) {
+      const read = readCertificateUpload(body.certificate_pem, body.private_key_pem, ctx.now);
+      const id = newId('cert');
+      return {
+        id,
+        row: {
+          ...describedColumns(body),
+          certificate_pem: read.certificatePem,
+          private_key_sealed: sealer.seal(read.keyPem, id),
+          private_key_type: read.keyType,
+          dns_names: JSON.stringify(read.dnsNames),
+          details: JSON.stringify(read.details),
+          not_after: read.details.not_after,
+          issued_at: null,
+        },
+      };
+    },
+
+    toApi: (row: TlsCertificatesTable) => ({
+      id: row.id,
+      created_at: row.created_at,
+      description: row.description,
+      metadata: row.metadata,
+      certificate_pem: row.certificate_pem,
+      ...(JSON.parse(row.details) as CertificateDetails),
+      issued_at: row.issued_at,
+      private_key_type: row.private_key_type,
+    }),
+  });
+}
