@@ -565,11 +565,11 @@ export const catalogue = {
     'An xn-- label of the domain name is not valid Punycode.',
     (a) => `domain '${a.value}' has the label '${a.label}', which is not valid Punycode.`,
   ),
-  domainLabelLength: entry<{ value: string; label: string }>(
+  domainLabelLength: entry<{ value: string; label: string; length: number }>(
     513,
     400,
-    'A label of the domain name is longer than 63 characters.',
-    (a) => `domain '${a.value}' has a label of ${a.label.length} characters; a label has at most 63.`,
+    'A label of the domain name is longer than 63 characters (internationalized labels counted as A-labels).',
+    (a) => `domain '${a.value}' has the label '${a.label}' of ${a.length} characters (as stored, xn-- form for international names); a label has at most 63.`,
   ),
   domainNameLength: entry<{ length: number }>(
     514,
@@ -586,8 +586,14 @@ export const catalogue = {
   wildcardPosition: entry<{ value: string }>(
     402,
     400,
-    'A wildcard is anywhere but the first label, or on a name that takes no wildcard.',
+    'A wildcard is anywhere but the first label.',
     (a) => `domain '${a.value}' has a '*' that is not the first label; only the first label of a reserved domain may be the wildcard '*'.`,
+  ),
+  wildcardNotAllowed: entry<{ value: string }>(
+    6704,
+    400,
+    'An agent ingress domain is a wildcard; it must be one name.',
+    (a) => `agent ingress domain '${a.value}' has a '*'; an agent ingress is one domain, not a wildcard (its regional names are made under it).`,
   ),
   wildcardLabel: entry<{ value: string; label: string }>(
     403,

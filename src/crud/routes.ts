@@ -113,7 +113,7 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
         summary: `Detach the ${part.replaceAll('_', ' ')} of ${withArticle(d.title)}`,
         params: params.item,
         querystring: NoQuery,
-        response: { 204: EmptyBody, ...errorResponses() },
+        response: { 204: EmptyBody, ...conflict },
       },
       config,
       handler: async (request, reply) => {

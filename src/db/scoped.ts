@@ -222,22 +222,20 @@ export class ScopedDb {
   }
 
   /**
-   * For names unique across all accounts: the values of `column` that any account holds, equal
-   * to one of `equal` or within `[from, to)`, each with whether this account holds it. Nothing
+   * For names unique across all accounts: the first value of `column` that another account
+   * holds, equal to one of `equal` or within `[from, to)`; undefined when none does. Nothing
    * else of another account's row leaves this method.
    */
-  async claims(
+  async heldByOthers(
     table: 'reserved_domains' | 'agent_ingresses',
     column: 'domain' | 'domain_reversed',
     match: { equal: readonly string[] } | { from: string; to: string },
-  ): Promise<{ value: string; mine: boolean }[]> {
-    if ('equal' in match && match.equal.length === 0) return [];
-    let query = loose(this.executor)
-      .selectFrom(table)
-      .select([`${column} as value`, 'account_id']);
+  ): Promise<string | undefined> {
+    if ('equal' in match && match.equal.length === 0) return undefined;
+    let query = loose(this.executor).selectFrom(table).select(`${column} as value`).where('account_id', '<>', this.scope.accountId);
     query = 'equal' in match ? query.where(column, 'in', match.equal) : query.where(column, '>=', match.from).where(column, '<', match.to);
-    const rows = (await query.orderBy(column).limit(100).execute()) as { value: string; account_id: string }[];
-    return rows.map((r) => ({ value: r.value, mine: r.account_id === this.scope.accountId }));
+    const row = (await query.orderBy(column).limit(1).executeTakeFirst()) as { value: string } | undefined;
+    return row?.value;
   }
 
   /** Adds one to the account's counter in a per-account counter table (created at 1). */

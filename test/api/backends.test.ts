@@ -2,21 +2,9 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { describeEachStore, type Api } from '../helpers/harness.js';
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are read field by field
-async function created(api: Api, path: string, body: Record<string, unknown>): Promise<Record<string, any>> {
-  const res = await api.post(path, body);
-  assert.equal(res.status, 201, `${path}: ${res.text}`);
-  return res.json;
-}
+import { assertError, created } from '../helpers/assertions.js';
 
 const tg = (api: Api, labels: Record<string, string> = { app: 'web' }) => created(api, '/backends/tunnel_group', { labels });
-
-async function assertError(res: { status: number; json: { error_code: string; msg: string } }, status: number, code: string, mentions?: string | RegExp) {
-  assert.equal(res.status, status, JSON.stringify(res.json));
-  assert.equal(res.json.error_code, code, res.json.msg);
-  if (mentions !== undefined) assert.match(res.json.msg, typeof mentions === 'string' ? new RegExp(mentions.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')) : mentions);
-}
 
 describeEachStore('backends', (h) => {
   it('tunnel group: labels, an empty tunnels list, and labels kept when a PATCH omits them', async () => {

@@ -3,6 +3,7 @@
 // use" check sees every reference committed before it. Run on both stores; on PostgreSQL the
 // two requests really overlap (a pool of connections, READ COMMITTED).
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { it } from 'node:test';
 import { describeEachStore } from '../helpers/harness.js';
 
@@ -128,5 +129,46 @@ describeEachStore('concurrent requests', (h) => {
       .where('b.id', 'is', null)
       .execute();
     assert.deepEqual(orphans, [], `no key outlives its bot (${keys} of ${RACE_ROUNDS} keys were created before the delete)`);
+  });
+
+  it('gives a name and the names under a wildcard to one account only, when two accounts reserve them at once', async () => {
+    const [a, b] = [await h().newAccount(), await h().newAccount()];
+    const outcomes = new Map<string, number>();
+    for (let round = 0; round < RACE_ROUNDS; round++) {
+      const base = `r${round}-${randomBytes(3).toString('hex')}.example.com`;
+      // Alternate who asks for the wildcard, and a name one or two labels under it.
+      const [wildcardOwner, nameOwner] = round % 2 === 0 ? [a, b] : [b, a];
+      const name = round % 4 < 2 ? `app.${base}` : `x.app.${base}`;
+      const [wildcard, single] = await Promise.all([
+        wildcardOwner.post('/reserved_domains', { domain: `*.${base}` }),
+        nameOwner.post('/reserved_domains', { domain: name }),
+      ]);
+      const key = `${wildcard.status}/${single.status}`;
+      outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+      assert.ok(key === '201/409' || key === '409/201', `exactly one reservation wins (${key}): ${wildcard.text} ${single.text}`);
+      assert.equal((wildcard.status === 409 ? wildcard : single).json.error_code, 'ERR_EP_417');
+    }
+    const held = await h()
+      .deps.store.db.selectFrom('reserved_domains')
+      .select(['domain', 'account_id'])
+      .where('account_id', 'in', [a.info.accountId, b.info.accountId])
+      .execute();
+    assert.equal(held.length, RACE_ROUNDS, `one reservation a round (outcomes: ${JSON.stringify([...outcomes])})`);
+  });
+
+  it('gives one name to one account when two accounts reserve it at once, as a domain and as an agent ingress', async () => {
+    const [a, b] = [await h().newAccount(), await h().newAccount()];
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [path, taken] of [
+        ['/reserved_domains', 'ERR_EP_414'],
+        ['/agent_ingresses', 'ERR_EP_6707'],
+      ] as const) {
+        const domain = `same-${round}-${randomBytes(3).toString('hex')}.example.org`;
+        const results = await Promise.all([a.post(path, { domain }), b.post(path, { domain })]);
+        const statuses = results.map((r) => r.status).sort();
+        assert.deepEqual(statuses, [201, 409], `${path}: ${results.map((r) => r.text).join(' ')}`);
+        assert.equal(results.find((r) => r.status === 409)!.json.error_code, taken);
+      }
+    }
   });
 });

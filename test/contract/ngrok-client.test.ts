@@ -11,10 +11,15 @@
 // A PATCH whose body `id` differs from the path id (400 ERR_EP_255, nothing written) is covered
 // by test/api/conventions.test.ts, so it is not repeated here.
 //
+// Reserved domains, TLS certificates and agent ingresses include the calls that take a part off
+// a resource (deleteCertificate, deleteCertificateManagementPolicy) and paging one item a page.
+//
 // TODO(edges): module replace through edgeModules.* once edges and their modules are served.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { it } from 'node:test';
 import { Ngrok, type Error as NgrokError } from '@ngrok/ngrok-api';
+import { makeChain } from '../helpers/certs.js';
 import { describeEachStore, type Api } from '../helpers/harness.js';
 import { newPublicKey } from '../helpers/secured-resources.js';
 
@@ -556,5 +561,175 @@ describeEachStore('official TypeScript client (@ngrok/ngrok-api 0.11.0)', (h) =>
     await assertListed(ngrok.sshHostCertificates.list(), [cert.id, other.id]);
     await clientDelete(ngrok.sshHostCertificates.delete(cert.id));
     await assertNotFound(ngrok.sshHostCertificates.get(cert.id), cert.id);
+  });
+
+  it('TLS certificates: create, get with camelCased fields, update, list, delete', async () => {
+    const api = await h().newAccount();
+    const ngrok = client(h(), api);
+    const name = `${randomBytes(4).toString('hex')}.example.com`;
+    const chain = await makeChain({
+      names: [name, `*.${name}`],
+      ips: ['192.0.2.10'],
+      keyKind: 'rsa',
+      intermediates: 1,
+      subject: { O: 'Example Org', C: 'DE' },
+    });
+    const cert = await ngrok.tlsCertificates.create({ certificatePem: chain.chainPem, privateKeyPem: chain.leaf.keyPem, description: 'web', metadata: 'm1' });
+    assert.match(cert.id, /^cert_/);
+    const fetched = await ngrok.tlsCertificates.get(cert.id);
+    assert.equal(fetched.uri, `${h().baseUrl}/tls_certificates/${cert.id}`);
+    assert.equal(fetched.subjectCommonName, name);
+    assert.deepEqual(fetched.subjectAlternativeNames, { dnsNames: [name, `*.${name}`], ips: ['192.0.2.10'] }, 'nested keys are camelCased too');
+    assert.equal(fetched.privateKeyType, 'rsa');
+    assert.equal(fetched.issuerCommonName, 'Test Intermediate CA');
+    assert.equal(fetched.subjectOrganization, 'Example Org');
+    assert.equal(fetched.subjectCountry, 'DE');
+    assert.equal(fetched.subjectLocality, '');
+    assert.equal(fetched.serialNumber, chain.leaf.cert.serialNumber.toLowerCase());
+    assert.deepEqual(fetched.keyUsages, ['digital_signature', 'key_encipherment'], 'values are not rewritten');
+    assert.deepEqual(fetched.extendedKeyUsages, ['server_auth', 'client_auth']);
+    assert.equal(fetched.issuedAt, null, 'an upload was not issued here');
+    // Times are typed Date but stay strings, as everywhere in this client.
+    assert.match(fetched.notAfter as unknown as string, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    assert.ok(fetched.certificatePem.startsWith('-----BEGIN CERTIFICATE-----'));
+    assert.ok(!Object.keys(fetched).some((k) => /private_?key_?pem/i.test(k)), 'no private key comes back');
+
+    await ngrok.tlsCertificates.update({ id: cert.id, description: 'web (2025)' });
+    const reread = await ngrok.tlsCertificates.get(cert.id);
+    assert.equal(reread.description, 'web (2025)');
+    assert.equal(reread.metadata, 'm1');
+    assert.equal(reread.certificatePem, fetched.certificatePem, 'the certificate is unchanged');
+
+    const second = await makeChain({ names: [`b.${name}`], keyKind: 'ed25519' });
+    const other = await ngrok.tlsCertificates.create({ certificatePem: second.chainPem, privateKeyPem: second.leaf.keyPem });
+    assert.equal(other.privateKeyType, 'ed25519');
+    await assertListed(ngrok.tlsCertificates.list(), [cert.id, other.id]);
+    // A bad upload is the client's error object with the server's code.
+    await assertClientError(ngrok.tlsCertificates.create({ certificatePem: 'garbage', privateKeyPem: chain.leaf.keyPem }), 400, 'ERR_EP_1900');
+    await clientDelete(ngrok.tlsCertificates.delete(cert.id));
+    await assertNotFound(ngrok.tlsCertificates.get(cert.id), cert.id);
+    assert.equal((await ngrok.tlsCertificates.get(other.id)).id, other.id, 'only that one');
+  });
+
+  it('reserved domains: create with a policy, get its status, update, list, detach the policy, attach and detach a certificate, delete', async () => {
+    const api = await h().newAccount();
+    const ngrok = client(h(), api);
+    const name = `${randomBytes(4).toString('hex')}.example.com`;
+    const rd = await ngrok.reservedDomains.create({
+      domain: name,
+      region: 'eu',
+      description: 'shop',
+      metadata: 'm1',
+      certificateManagementPolicy: { authority: 'letsencrypt', privateKeyType: 'ecdsa' },
+    });
+    assert.match(rd.id, /^rd_/);
+    const fetched = await ngrok.reservedDomains.get(rd.id);
+    assert.equal(fetched.domain, name);
+    assert.equal(fetched.region, 'eu');
+    assert.match(fetched.cnameTarget ?? '', /^[a-z0-9]{17}\.[a-z0-9]{17}\.edgeplane-cname\.app$/);
+    assert.equal(fetched.acmeChallengeCnameTarget, null);
+    assert.deepEqual(fetched.certificateManagementPolicy, { authority: 'letsencrypt', privateKeyType: 'ecdsa' }, 'privateKeyType reached the server');
+    const job = fetched.certificateManagementStatus?.provisioningJob;
+    assert.equal(job?.msg, 'Managed certificate provisioning in progress.');
+    assert.equal(job?.errorCode, null);
+    assert.equal(job?.retriesAt, null);
+    assert.match(job?.startedAt as unknown as string, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    assert.equal(fetched.certificateManagementStatus?.renewsAt, null);
+    assert.equal(fetched.certificate, null);
+
+    // An update that sends the same policy back (as a client echoing the resource does) keeps the job.
+    await ngrok.reservedDomains.update({
+      id: rd.id,
+      description: 'shop (eu)',
+      certificateManagementPolicy: { authority: 'letsencrypt', privateKeyType: 'ecdsa' },
+    });
+    const reread = await ngrok.reservedDomains.get(rd.id);
+    assert.equal(reread.description, 'shop (eu)');
+    assert.equal(reread.metadata, 'm1');
+    assert.equal(reread.certificateManagementStatus?.provisioningJob?.startedAt, job?.startedAt);
+
+    const other = await ngrok.reservedDomains.create({ domain: `${randomBytes(3).toString('hex')}.edgeplane.app`, region: 'us' });
+    assert.equal(other.cnameTarget, null, 'a name under the service domain needs no CNAME');
+    await assertListed(ngrok.reservedDomains.list(), [rd.id, other.id]);
+
+    // The policy cannot be replaced by a certificate while it is set: the server's 436 through the client.
+    const chain = await makeChain({ names: [name] });
+    const cert = await ngrok.tlsCertificates.create({ certificatePem: chain.chainPem, privateKeyPem: chain.leaf.keyPem });
+    await assertClientError(ngrok.reservedDomains.update({ id: rd.id, certificateId: cert.id }), 400, 'ERR_EP_436', rd.id);
+
+    await clientDelete(ngrok.reservedDomains.deleteCertificateManagementPolicy(rd.id));
+    const unmanaged = await raw(api, `/reserved_domains/${rd.id}`);
+    assert.equal(unmanaged.certificate_management_policy, null);
+    assert.equal(unmanaged.certificate_management_status, null);
+
+    const attached = await ngrok.reservedDomains.update({ id: rd.id, certificateId: cert.id });
+    assert.equal(attached.certificate?.id, cert.id);
+    assert.equal(attached.certificate?.uri, `${h().baseUrl}/tls_certificates/${cert.id}`);
+    await assertClientError(ngrok.tlsCertificates.delete(cert.id), 409, 'ERR_EP_1966', rd.id);
+
+    await clientDelete(ngrok.reservedDomains.deleteCertificate(rd.id));
+    assert.equal((await ngrok.reservedDomains.get(rd.id)).certificate, null);
+    assert.equal((await raw(api, `/tls_certificates/${cert.id}`)).id, cert.id, 'the certificate itself stays');
+
+    await clientDelete(ngrok.reservedDomains.delete(rd.id));
+    await assertNotFound(ngrok.reservedDomains.get(rd.id), rd.id);
+    await clientDelete(ngrok.tlsCertificates.delete(cert.id));
+    await assertNotFound(ngrok.tlsCertificates.get(cert.id), cert.id);
+  });
+
+  it('agent ingresses: create, get with a path uri, update, list one per page, delete', async () => {
+    const api = await h().newAccount();
+    const ngrok = client(h(), api);
+    const name = `${randomBytes(4).toString('hex')}.example.com`;
+    const ingress = await ngrok.agentIngresses.create({ domain: name, description: 'agents', metadata: 'm1' });
+    assert.match(ingress.id, /^agin_/);
+    const fetched = await ngrok.agentIngresses.get(ingress.id);
+    // The item uri is a path, as the spec shows. The client never resolves or follows a uri, so
+    // it hands the path over as it is: a caller wanting an address must prefix the base URL.
+    assert.equal(fetched.uri, `/agent_ingresses/${ingress.id}`);
+    assert.deepEqual(fetched.nsTargets, ['ns1.edgeplane.app.', 'ns2.edgeplane.app.']);
+    assert.deepEqual(
+      fetched.regionDomains,
+      ['us', 'eu', 'ap', 'au', 'sa', 'jp', 'in'].map((r) => `tunnel.${r}.${name}`),
+    );
+    assert.equal(fetched.description, 'agents');
+    assert.equal(fetched.certificateManagementPolicy, null);
+
+    await ngrok.agentIngresses.update({
+      id: ingress.id,
+      description: 'agents (eu)',
+      certificateManagementPolicy: { authority: 'letsencrypt', privateKeyType: 'rsa' },
+    });
+    const reread = await ngrok.agentIngresses.get(ingress.id);
+    assert.equal(reread.description, 'agents (eu)');
+    assert.equal(reread.metadata, 'm1');
+    assert.deepEqual(reread.certificateManagementPolicy, { authority: 'letsencrypt', privateKeyType: 'rsa' });
+    assert.equal(reread.certificateManagementStatus?.provisioningJob?.msg, 'Managed certificate provisioning in progress.');
+    // The client has no call to detach an agent ingress's policy (it has one for reserved
+    // domains only); the server's DELETE …/certificate_management_policy is reached raw.
+    assert.equal('deleteCertificateManagementPolicy' in ngrok.agentIngresses, false);
+    assert.equal((await api.delete(`/agent_ingresses/${ingress.id}/certificate_management_policy`)).status, 204);
+    assert.equal((await ngrok.agentIngresses.get(ingress.id)).certificateManagementPolicy, null);
+
+    // Paging: the list's uri and next_page_uri are absolute while items' uris are paths. The
+    // client only tests next_page_uri for truth and pages on the last item's id, so one item
+    // per page still walks every page.
+    const other = await ngrok.agentIngresses.create({ domain: `b.${name}` });
+    const third = await ngrok.agentIngresses.create({ domain: `c.${name}` });
+    const pageOfOne = await api.get('/agent_ingresses?limit=1');
+    assert.ok(pageOfOne.json.next_page_uri.startsWith(`${h().baseUrl}/agent_ingresses?`));
+    const listed = (await ngrok.agentIngresses.list(undefined, '1')).map((i) => i.id);
+    assert.deepEqual(listed, [third.id, other.id, ingress.id]);
+    await assertListed(ngrok.agentIngresses.list(), [ingress.id, other.id, third.id]);
+    assert.deepEqual(
+      (await ngrok.agentIngresses.list(third.id, '1')).map((i) => i.id),
+      [other.id, ingress.id],
+      'from a position',
+    );
+
+    await assertClientError(ngrok.agentIngresses.create({ domain: name }), 409, 'ERR_EP_6706', ingress.id);
+    await clientDelete(ngrok.agentIngresses.delete(ingress.id));
+    await assertNotFound(ngrok.agentIngresses.get(ingress.id), ingress.id);
+    assert.equal((await ngrok.agentIngresses.get(other.id)).domain, `b.${name}`, 'only that one');
   });
 });

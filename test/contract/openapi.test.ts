@@ -49,13 +49,14 @@ describeEachStore('OpenAPI document', (h) => {
     assert.equal(new Set(operationIds).size, operationIds.length, 'operation ids are unique');
 
     // Every resource the server registers has its operations in the document.
-    const routesOf = (d: { path: string; operations?: readonly string[] }) => {
+    const routesOf = (d: { path: string; operations?: readonly string[]; detach?: Record<string, unknown> }) => {
       const p = d.path.replace(/:(\w+)/g, '{$1}');
       const all = { create: `POST ${p}`, list: `GET ${p}`, get: `GET ${p}/{id}`, update: `PATCH ${p}/{id}`, delete: `DELETE ${p}/{id}` } as Record<
         string,
         string
       >;
-      return (d.operations ?? Object.keys(all)).map((o) => all[o]!);
+      const parts = Object.keys(d.detach ?? {}).map((part) => `DELETE ${p}/{id}/${part}`);
+      return [...(d.operations ?? Object.keys(all)).map((o) => all[o]!), ...parts];
     };
     const expected = Object.values(h().deps.resources)
       .flatMap((r) => routesOf(r.definition))

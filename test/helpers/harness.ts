@@ -11,7 +11,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config, type DomainSettings } from '../../src/config.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import { migrate, openStore, type Store } from '../../src/db/store.js';
 import type { Role } from '../../src/db/schema.js';
@@ -184,6 +184,8 @@ export interface HarnessOptions {
   logLevel?: 'info' | 'warn' | 'silent';
   /** The store's time limits (default: the settings' defaults). */
   databaseTimeouts?: Partial<Config['databaseTimeouts']>;
+  /** The operator's domain settings, over the defaults (service domains, zones, nameservers, regions). */
+  domains?: Partial<DomainSettings>;
 }
 
 export interface Harness {
@@ -216,6 +218,7 @@ async function serveApp(store: Store, database: Config['database'], options: Har
   });
   config.database = database;
   config.databaseTimeouts = { ...config.databaseTimeouts, ...options.databaseTimeouts };
+  config.domains = { ...config.domains, ...options.domains };
   const sink = new Writable({
     write(chunk, _encoding, callback) {
       for (const line of String(chunk).split('\n').filter(Boolean)) logs.push(JSON.parse(line));

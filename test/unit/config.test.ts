@@ -107,4 +107,53 @@ describe('database timeouts in the config', () => {
       );
     }
   });
+
+  it('has domain settings by default, so that npm start needs none', () => {
+    assert.deepEqual(loadConfig({}).domains, {
+      serviceDomains: ['edgeplane.app'],
+      cnameZone: 'edgeplane-cname.app',
+      acmeChallengeZone: 'edgeplane-acme.app',
+      nameservers: ['ns1.edgeplane.app.', 'ns2.edgeplane.app.'],
+      regions: ['us', 'eu', 'ap', 'au', 'sa', 'jp', 'in'],
+    });
+  });
+
+  it('reads domain settings into their stored form: lower case, A-labels, nameservers with a trailing dot', () => {
+    const settings = readSettings({
+      EDGEPLANE_SERVICE_DOMAINS: 'Tunnels.Example.com, bücher.example',
+      EDGEPLANE_CNAME_ZONE: 'cname.example.net.',
+      EDGEPLANE_ACME_CHALLENGE_ZONE: 'acme.example.net',
+      EDGEPLANE_AGENT_INGRESS_NAMESERVERS: 'ns-a.example.net., ns-b.example.net',
+      EDGEPLANE_REGIONS: 'EU,us',
+    });
+    assert.deepEqual(loadConfig(settings).domains, {
+      serviceDomains: ['tunnels.example.com', 'xn--bcher-kva.example'],
+      cnameZone: 'cname.example.net',
+      acmeChallengeZone: 'acme.example.net',
+      nameservers: ['ns-a.example.net.', 'ns-b.example.net.'],
+      regions: ['eu', 'us'],
+    });
+  });
+
+  it('reports every bad domain setting at once', () => {
+    const settings = readSettings({
+      EDGEPLANE_SERVICE_DOMAINS: 'com,ok.example,a_b.example',
+      EDGEPLANE_CNAME_ZONE: 'bad..zone',
+      EDGEPLANE_ACME_CHALLENGE_ZONE: '*.acme.example',
+      EDGEPLANE_AGENT_INGRESS_NAMESERVERS: ' , ',
+      EDGEPLANE_REGIONS: 'us,mars',
+    });
+    assert.throws(
+      () => loadConfig(settings),
+      (e: unknown) => {
+        assert.ok(e instanceof ConfigError);
+        const text = e.problems.join('\n');
+        for (const part of ["'com'", "'a_b.example'", 'EDGEPLANE_CNAME_ZONE', 'EDGEPLANE_ACME_CHALLENGE_ZONE', 'EDGEPLANE_AGENT_INGRESS_NAMESERVERS', "'mars'"])
+          assert.ok(text.includes(part), `${part} is reported in:\n${text}`);
+        assert.ok(!text.includes('ok.example'), 'a good value is not reported');
+        assert.equal(e.problems.length, 6);
+        return true;
+      },
+    );
+  });
 });

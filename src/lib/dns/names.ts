@@ -16,11 +16,12 @@ export type NameProblem =
   | { problem: 'label-end'; label: string }
   | { problem: 'double-hyphen'; label: string }
   | { problem: 'punycode'; label: string }
-  | { problem: 'label-length'; label: string }
+  | { problem: 'label-length'; label: string; length: number }
   | { problem: 'name-length'; length: number }
   | { problem: 'single-label' }
   | { problem: 'numeric-tld'; tld: string }
   | { problem: 'wildcard-position' }
+  | { problem: 'wildcard-not-allowed' }
   | { problem: 'wildcard-label'; label: string }
   | { problem: 'wildcard-suffix' };
 
@@ -43,7 +44,8 @@ export function parseDomainName(value: string, options: { wildcard: boolean }): 
   const wildcard = raw[0] === '*';
   for (const [i, label] of raw.entries()) {
     if (!label.includes('*')) continue;
-    if (i > 0 || !options.wildcard) return { ok: false, problem: 'wildcard-position' };
+    if (!options.wildcard) return { ok: false, problem: 'wildcard-not-allowed' };
+    if (i > 0) return { ok: false, problem: 'wildcard-position' };
     if (label !== '*') return { ok: false, problem: 'wildcard-label', label };
   }
   const rest = wildcard ? raw.slice(1) : raw;
@@ -54,7 +56,7 @@ export function parseDomainName(value: string, options: { wildcard: boolean }): 
     // One label at a time, so that a problem names the label the user wrote.
     const ascii = /^[\x21-\x7e]+$/.test(label) ? label.toLowerCase() : domainToASCII(label);
     if (ascii === '' || !LABEL.test(ascii)) return { ok: false, problem: 'character', character: firstBadCharacter(label) };
-    if (ascii.length > MAX_LABEL_LENGTH) return { ok: false, problem: 'label-length', label };
+    if (ascii.length > MAX_LABEL_LENGTH) return { ok: false, problem: 'label-length', label, length: ascii.length };
     if (ascii.startsWith('-')) return { ok: false, problem: 'label-start', label };
     if (ascii.endsWith('-')) return { ok: false, problem: 'label-end', label };
     if (ascii.slice(2, 4) === '--') {

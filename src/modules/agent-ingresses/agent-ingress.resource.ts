@@ -40,12 +40,9 @@ export function agentIngressDefinition(settings: DomainSettings) {
     hooks: {
       async beforeCreate(db, _ctx, row) {
         await db.serializeAcrossAccounts('agent_ingresses');
-        const [same] = await db.claims('agent_ingresses', 'domain', { equal: [row.domain] });
-        if (same?.mine) {
-          const [mine] = await db.select('agent_ingresses', { domain: row.domain });
-          throw errors.ingressTakenByYou({ value: row.domain, id: mine?.id ?? '' });
-        }
-        if (same) throw errors.ingressTakenByOther({ value: row.domain });
+        const [mine] = await db.select('agent_ingresses', { domain: row.domain });
+        if (mine) throw errors.ingressTakenByYou({ value: row.domain, id: mine.id });
+        if (await db.heldByOthers('agent_ingresses', 'domain', { equal: [row.domain] })) throw errors.ingressTakenByOther({ value: row.domain });
       },
       onUniqueViolation: (target, row) => (target === 'agent_ingresses_domain_key' ? errors.ingressTakenByOther({ value: String(row.domain) }) : undefined),
     },

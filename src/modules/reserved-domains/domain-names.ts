@@ -23,13 +23,15 @@ function nameError(value: string, p: NameProblem): ApiError {
     case 'punycode':
       return errors.domainPunycode({ value, label: p.label });
     case 'label-length':
-      return errors.domainLabelLength({ value, label: p.label });
+      return errors.domainLabelLength({ value, label: p.label, length: p.length });
     case 'name-length':
       return errors.domainNameLength({ length: p.length });
     case 'single-label':
       return errors.domainSingleLabel({ value });
     case 'numeric-tld':
       return errors.domainNumericTld({ value, tld: p.tld });
+    case 'wildcard-not-allowed':
+      return errors.wildcardNotAllowed({ value });
     case 'wildcard-position':
       return errors.wildcardPosition({ value });
     case 'wildcard-label':

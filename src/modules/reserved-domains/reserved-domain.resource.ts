@@ -31,22 +31,19 @@ const ENDPOINT_CONFIGURATION_FIELDS = [
 /** Throws 413/414/417 when the name, or a name it overlaps through a wildcard, is already reserved. */
 async function checkAvailable(db: ScopedDb, name: string): Promise<void> {
   await db.serializeAcrossAccounts('reserved_domains');
-  const [same] = await db.claims('reserved_domains', 'domain', { equal: [name] });
-  if (same?.mine) {
-    const [mine] = await db.select('reserved_domains', { domain: name });
-    throw errors.domainTakenByYou({ value: name, id: mine?.id ?? '' });
-  }
-  if (same) throw errors.domainTakenByOther({ value: name });
+  const [mine] = await db.select('reserved_domains', { domain: name });
+  if (mine) throw errors.domainTakenByYou({ value: name, id: mine.id });
+  if (await db.heldByOthers('reserved_domains', 'domain', { equal: [name] })) throw errors.domainTakenByOther({ value: name });
   // Another account's wildcard whose base this name is under (`*.example.com` over `a.b.example.com`).
   const labels = name.split('.');
   const bases = labels.slice(1, -1).map((_, i) => labels.slice(i + 1).join('.'));
   const coveringWildcards = bases.map((base) => `*.${base}`).filter((w) => w !== name);
-  const covering = (await db.claims('reserved_domains', 'domain', { equal: coveringWildcards })).find((c) => !c.mine);
-  if (covering) throw errors.wildcardConflict({ value: name });
+  if (await db.heldByOthers('reserved_domains', 'domain', { equal: coveringWildcards })) throw errors.wildcardConflict({ value: name });
   // A wildcard over another account's names (`*.example.com` over `app.example.com`).
   if (name.startsWith('*.')) {
     const prefix = `${reversedName(name.slice(2))}.`;
-    const under = (await db.claims('reserved_domains', 'domain_reversed', { from: prefix, to: `${prefix.slice(0, -1)}/` })).find((c) => !c.mine);
+    // '/' is the character after '.': the range holds exactly the names that start with the prefix.
+    const under = await db.heldByOthers('reserved_domains', 'domain_reversed', { from: prefix, to: `${prefix.slice(0, -1)}/` });
     if (under) throw errors.wildcardConflict({ value: name });
   }
 }
