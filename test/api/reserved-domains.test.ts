@@ -177,6 +177,22 @@ describeEachStore('reserved domains', (h) => {
     assert.deepEqual((await api.get(`/reserved_domains/${d.id}`)).json, d);
   });
 
+  it('takes "" for region, certificate_id and configuration ids on create as none, as the official Python client sends them', async () => {
+    const api = await h().newAccount();
+    const d = await rd(api, base(), {
+      region: '',
+      description: '',
+      metadata: '',
+      certificate_id: '',
+      http_endpoint_configuration_id: '',
+      https_endpoint_configuration_id: '',
+    });
+    assert.equal(d.region, '');
+    assert.equal(d.certificate, null);
+    assert.equal(d.http_endpoint_configuration, null);
+    assert.equal(d.https_endpoint_configuration, null);
+  });
+
   it('attaches an uploaded certificate that names the domain, by create and by PATCH; refuses others (452, 1927)', async () => {
     const api = await h().newAccount();
     const other = await h().newAccount();

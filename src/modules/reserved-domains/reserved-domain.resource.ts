@@ -105,8 +105,15 @@ export function reservedDomainDefinition(settings: DomainSettings) {
     prepare(ctx: RequestContext, body) {
       const { name, wildcard } = readDomain(body.domain, { wildcard: true });
       const serviceBase = serviceBaseOf(settings, name);
-      if (body.region !== undefined && !settings.regions.includes(body.region)) throw errors.invalidRegion({ value: body.region, regions: settings.regions });
-      checkCertificateSources(name, serviceBase !== undefined, body);
+      // The official Python client sends "" for every string it was not given: "" is no region,
+      // and no certificate or configuration.
+      if (body.region && !settings.regions.includes(body.region)) throw errors.invalidRegion({ value: body.region, regions: settings.regions });
+      const references = {
+        certificate_id: body.certificate_id || null,
+        http_endpoint_configuration_id: body.http_endpoint_configuration_id || null,
+        https_endpoint_configuration_id: body.https_endpoint_configuration_id || null,
+      };
+      checkCertificateSources(name, serviceBase !== undefined, { ...body, ...references });
       const policy = body.certificate_management_policy ? readPolicy(body.certificate_management_policy) : undefined;
       const own = serviceBase === undefined;
       return {
@@ -117,9 +124,7 @@ export function reservedDomainDefinition(settings: DomainSettings) {
           region: body.region ?? null,
           cname_target: own ? randomTarget(settings.cnameZone) : null,
           acme_challenge_cname_target: own && wildcard ? randomTarget(settings.acmeChallengeZone) : null,
-          certificate_id: body.certificate_id ?? null,
-          http_endpoint_configuration_id: body.http_endpoint_configuration_id ?? null,
-          https_endpoint_configuration_id: body.https_endpoint_configuration_id ?? null,
+          ...references,
           ...NO_MANAGEMENT,
           ...(policy && policyChanges(undefined, policy, ctx.now)),
         },
