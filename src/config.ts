@@ -38,6 +38,14 @@ export interface DomainSettings {
   nameservers: string[];
   /** Regions served; agent ingresses get `tunnel.<region>.<domain>` for each, reserved domains may name one. */
   regions: string[];
+  /** The pool reserved TCP addresses are allocated from: host names with port ranges, tried in order. */
+  tcpAddresses: TcpAddressRange[];
+}
+
+export interface TcpAddressRange {
+  host: string;
+  from: number;
+  to: number;
 }
 
 /** The seven regions of the API this one follows. */
@@ -49,6 +57,7 @@ export const DOMAIN_DEFAULTS: DomainSettings = {
   acmeChallengeZone: 'edgeplane-acme.app',
   nameservers: ['ns1.edgeplane.app.', 'ns2.edgeplane.app.'],
   regions: [...KNOWN_REGIONS],
+  tcpAddresses: [{ host: '1.tcp.edgeplane.app', from: 10000, to: 65535 }],
 };
 
 /** name → [environment variable, flag, what it sets]; docs/configuration.md describes each. */
@@ -92,6 +101,11 @@ export const SETTINGS = {
     'EDGEPLANE_AGENT_INGRESS_NAMESERVERS',
     '--agent-ingress-nameservers',
     'comma-separated nameservers agent ingress domains are delegated to (default ns1.edgeplane.app,ns2.edgeplane.app)',
+  ],
+  tcpAddresses: [
+    'EDGEPLANE_TCP_ADDRESSES',
+    '--tcp-addresses',
+    'comma-separated host:first-last port ranges reserved TCP addresses are allocated from (default 1.tcp.edgeplane.app:10000-65535)',
   ],
   regions: ['EDGEPLANE_REGIONS', '--regions', 'comma-separated regions served, of us, eu, ap, au, sa, jp, in (default all seven)'],
   bootstrap: ['EDGEPLANE_BOOTSTRAP', '--bootstrap', '"off" skips creating the default account on an empty store'],
@@ -276,5 +290,28 @@ function readDomainSettings(raw: RawSettings, problems: string[]): DomainSetting
   const unknown = regions.filter((r) => !(KNOWN_REGIONS as readonly string[]).includes(r));
   if (unknown.length > 0) problems.push(`EDGEPLANE_REGIONS: ${unknown.map((r) => `'${r}'`).join(', ')} not known; the regions are ${KNOWN_REGIONS.join(', ')}`);
   if (regions.length === 0) problems.push('EDGEPLANE_REGIONS must name at least one region');
-  return { serviceDomains, cnameZone, acmeChallengeZone, nameservers, regions };
+  const tcpAddresses = raw.tcpAddresses === undefined ? DOMAIN_DEFAULTS.tcpAddresses.map((r) => ({ ...r })) : readTcpAddresses(raw.tcpAddresses, problems);
+  return { serviceDomains, cnameZone, acmeChallengeZone, nameservers, regions, tcpAddresses };
+}
+
+function readTcpAddresses(value: string, problems: string[]): TcpAddressRange[] {
+  const ranges: TcpAddressRange[] = [];
+  for (const entry of commaList(value)) {
+    const m = /^(.+):(\d{1,5})(?:-(\d{1,5}))?$/.exec(entry);
+    const host = m ? parseDomainName(m[1]!, { wildcard: false }) : undefined;
+    const from = m ? Number(m[2]) : 0;
+    const to = m?.[3] === undefined ? from : Number(m[3]);
+    if (!m || !host?.ok || from < 1 || to > 65535 || from > to) {
+      problems.push(
+        `EDGEPLANE_TCP_ADDRESSES: '${entry}' is not host:first-last with a domain name and ports from 1 to 65535 (e.g. 1.tcp.example.com:10000-65535)`,
+      );
+      continue;
+    }
+    const overlap = ranges.find((r) => r.host === host.name && r.from <= to && from <= r.to);
+    if (overlap) problems.push(`EDGEPLANE_TCP_ADDRESSES: '${entry}' overlaps ${overlap.host}:${overlap.from}-${overlap.to}`);
+    else ranges.push({ host: host.name, from, to });
+  }
+  if (ranges.length === 0 && problems.every((p) => !p.startsWith('EDGEPLANE_TCP_ADDRESSES')))
+    problems.push('EDGEPLANE_TCP_ADDRESSES must name at least one range');
+  return ranges;
 }

@@ -339,11 +339,11 @@ export const catalogue = {
     'The IP policy already has a rule for that CIDR.',
     (a) => `IP policy ${a.policyId} already has a rule for ${a.cidr}; change that rule instead.`,
   ),
-  ipPolicyInUse: entry<{ id: string; restrictions: readonly string[] }>(
+  ipPolicyInUse: entry<{ id: string; referrers: readonly string[] }>(
     1420,
     409,
-    'The IP policy is still used by an IP restriction and cannot be deleted.',
-    (a) => `IP policy ${a.id} is still used by IP restriction ${shortList(a.restrictions)}; remove it from there first.`,
+    'The IP policy is still used by an IP restriction or an edge module and cannot be deleted.',
+    (a) => `IP policy ${a.id} is still used by ${shortList(a.referrers)}; remove it from there first.`,
   ),
   restrictionTypeTaken: entry<{ type: string; id?: string }>(
     1802,
@@ -810,6 +810,145 @@ export const catalogue = {
     'The chain is not ordered leaf first, each certificate signed by the next.',
     (a) =>
       `certificate ${a.position} of certificate_pem is not signed by certificate ${a.position + 1}; order the chain leaf first, then each issuer (intermediates), and leave out the root if it is not signed by the next.`,
+  ),
+
+  // Reserved addresses, TCP edges and their modules
+  addressPoolExhausted: entry<{ pool: string }>(
+    508,
+    409,
+    "No address of the operator's TCP address pool is free.",
+    (a) => `every TCP address of the pool (${a.pool}) is reserved; delete a reserved address, or ask the operator to widen EDGEPLANE_TCP_ADDRESSES.`,
+  ),
+  reservedAddrInUse: entry<{ id: string; edges: readonly string[] }>(
+    520,
+    409,
+    'The reserved address is still served by an edge.',
+    (a) => `reserved address ${a.id} is served by ${shortList(a.edges)}; remove it from the edge's hostports or delete the edge first.`,
+  ),
+  invalidHostport: entry<{ value: string }>(
+    7104,
+    400,
+    'A hostport is not of the form hostname:port.',
+    (a) =>
+      `hostport '${a.value.slice(0, 300)}' must be specified in the format 'hostname:portnumber', as the addr of a reserved address (1.tcp.edgeplane.app:20000).`,
+  ),
+  hostportPort: entry<{ value: string }>(
+    7112,
+    400,
+    'The port of a hostport is not from 1 to 65535.',
+    (a) => `hostport '${a.value}' has a port outside 1 to 65535.`,
+  ),
+  hostportNotReserved: entry<{ value: string }>(
+    7113,
+    400,
+    'A hostport is not a reserved address of this account.',
+    (a) => `hostport '${a.value}' is not a reserved address of your account; reserve one with POST /reserved_addrs and use its addr.`,
+  ),
+  hostportHasConfiguration: entry<{ value: string; id: string }>(
+    7115,
+    400,
+    'A hostport is a reserved address with an endpoint configuration, which an edge cannot serve.',
+    (a) =>
+      `hostport '${a.value}' is reserved address ${a.id}, which has an endpoint configuration; detach it first (DELETE /reserved_addrs/${a.id}/endpoint_configuration).`,
+  ),
+  hostportInUse: entry<{ value: string; edge: string }>(
+    7122,
+    409,
+    'A hostport is already served by another edge.',
+    (a) => `hostport '${a.value}' is already served by edge ${a.edge}; an address is served by one edge at a time.`,
+  ),
+  duplicateHostport: entry<{ value: string }>(7123, 400, 'A hostport is listed twice.', (a) => `hostport '${a.value}' is listed twice.`),
+  tooManyHostports: entry<{ count: number; max: number }>(
+    7129,
+    400,
+    'An edge has more hostports than the limit.',
+    (a) => `an edge serves at most ${a.max} hostports; ${a.count} were given.`,
+  ),
+  moduleNotSet: entry<{ module: string; owner: string }>(
+    7200,
+    404,
+    'The module is not set on the resource.',
+    (a) => `${a.owner} has no ${a.module} module; set one with PUT.`,
+  ),
+  moduleExclusive: entry<{ module: string; other: string; owner: string }>(
+    7201,
+    409,
+    'The module cannot be set while another module that excludes it is set.',
+    (a) => `${a.owner} has a ${a.other} module; the ${a.module} module and the ${a.other} module exclude each other, so delete the ${a.other} module first.`,
+  ),
+  moduleExclusiveInRequest: entry<{ module: string; other: string }>(
+    7202,
+    400,
+    'A request sets two modules that exclude each other.',
+    (a) => `the ${a.module} and ${a.other} modules exclude each other; send one of them.`,
+  ),
+
+  // Traffic policy (the policy and traffic_policy modules)
+  invalidExpression: entry<{ where: string; rule: string; expression: string; position: string; reason: string }>(
+    2200,
+    400,
+    'A CEL expression of a traffic policy rule does not parse or type-check against the variables of its phase.',
+    (a) => `${a.where}, rule '${a.rule}': expression '${a.expression}' is invalid at ${a.position}: ${a.reason}.`,
+  ),
+  unknownActionType: entry<{ where: string; rule: string; type: string; valid: readonly string[] }>(
+    2201,
+    400,
+    'An action of a traffic policy rule has a type that does not exist.',
+    (a) => `${a.where}, rule '${a.rule}': action type '${a.type}' does not exist; the types here are ${list(a.valid)}.`,
+  ),
+  actionNotAllowed: entry<{ where: string; rule: string; type: string; valid: readonly string[] }>(
+    2202,
+    400,
+    'An action type exists but is not allowed in this direction or phase.',
+    (a) => `${a.where}, rule '${a.rule}': action '${a.type}' is not allowed here; the actions allowed here are ${list(a.valid)}.`,
+  ),
+  invalidActionConfig: entry<{ where: string; rule: string; type: string; problem: string }>(
+    2203,
+    400,
+    'The config of a traffic policy action does not fit its type.',
+    (a) => `${a.where}, rule '${a.rule}': the config of action '${a.type}' ${a.problem}.`,
+  ),
+  ruleWithoutActions: entry<{ where: string; rule: string }>(
+    2206,
+    400,
+    'A traffic policy rule has no action.',
+    (a) => `${a.where}, rule '${a.rule}' has no action; every rule needs at least one.`,
+  ),
+  ruleWithoutName: entry<{ where: string; index: number }>(
+    2208,
+    400,
+    'A traffic policy rule has no name (the policy module requires one).',
+    (a) => `${a.where}, rule ${a.index + 1} has no name; give every rule a name.`,
+  ),
+  tooManyRules: entry<{ where: string; count: number; max: number }>(
+    2209,
+    400,
+    'A direction or phase of a traffic policy has more rules than the limit.',
+    (a) => `${a.where} has ${a.count} rules; at most ${a.max} are allowed.`,
+  ),
+  tooManyExpressions: entry<{ where: string; rule: string; what: 'expressions' | 'actions'; count: number; max: number }>(
+    2210,
+    400,
+    'A traffic policy rule has more expressions, or more actions, than the limit.',
+    (a) => `${a.where}, rule '${a.rule}' has ${a.count} ${a.what}; at most ${a.max} are allowed.`,
+  ),
+  expressionTooLong: entry<{ where: string; rule: string; length: number; max: number }>(
+    2211,
+    400,
+    'A CEL expression is longer than the limit.',
+    (a) => `${a.where}, rule '${a.rule}': an expression has ${a.length} characters; at most ${a.max} are allowed.`,
+  ),
+  invalidPolicyDocument: entry<{ problem: string }>(
+    2212,
+    400,
+    'The traffic_policy value is not a JSON or YAML traffic policy document.',
+    (a) => `traffic_policy value ${a.problem}.`,
+  ),
+  unknownPhase: entry<{ phase: string; valid: readonly string[] }>(
+    2213,
+    400,
+    'The traffic policy document names a phase that does not exist here.',
+    (a) => `traffic policy phase '${a.phase}' does not exist on this resource; the phases here are ${list(a.valid)}.`,
   ),
 
   // Server

@@ -46,6 +46,12 @@ export const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * A body schema marked with this keyword documents the body but is not checked by the route's
+ * validator: the handler checks it (a module PUT, which also takes a wrapped form).
+ */
+export const VALIDATED_BY_HANDLER = 'x-validated-by-handler';
+
 /** Operations that take no query parameters still refuse unknown ones. */
 export const NoQuery = Type.Object({}, { additionalProperties: false });
 

@@ -7,6 +7,7 @@ import type { RequestContext } from '../core/context.js';
 import type { ApiError } from '../core/errors.js';
 import type { Ref } from '../core/schema.js';
 import type { OwnedTable, RowOf, ScopedDb } from '../db/scoped.js';
+import type { ModuleDefinition } from './modules.js';
 
 export type Operation = 'create' | 'get' | 'list' | 'update' | 'delete';
 export const ALL_OPERATIONS: readonly Operation[] = ['create', 'get', 'list', 'update', 'delete'];
@@ -117,6 +118,16 @@ export interface ResourceDefinition<T extends ResourceTable, S extends ResourceS
    * 400 when it cannot be taken off. Run in a transaction, as an update; nothing attached is a 204 too.
    */
   detach?: Record<string, (row: RowOf<T>, ctx: RequestContext) => Partial<RowOf<T>>>;
+  /**
+   * The modules of this kind (`/edges/tcp/{id}/backend`): each a body field of create and PATCH,
+   * a response field (null when unset) and PUT/GET/DELETE routes under the item (src/crud/modules.ts).
+   */
+  modules?: readonly ModuleDefinition[];
+  /**
+   * Other tables of this kind that hold ids of other kinds, written by its hooks (a TCP edge's
+   * hostports): deleting a resource they name is refused, naming the row of this kind.
+   */
+  holds?: readonly { table: OwnedTable; column: string; referrer: string; kinds: readonly string[] }[];
   /** The 409 when something still references a resource of this kind that is being deleted. */
   inUse?(id: string, referrers: readonly string[]): ApiError;
   /**
@@ -139,8 +150,18 @@ export interface ResourceDefinition<T extends ResourceTable, S extends ResourceS
     beforeCreate?(db: ScopedDb, ctx: RequestContext, row: RowOf<T>): Promise<void>;
     beforeUpdate?(db: ScopedDb, ctx: RequestContext, current: RowOf<T>, changes: Partial<RowOf<T>>): Promise<void>;
     beforeDelete?(db: ScopedDb, ctx: RequestContext, row: RowOf<T>): Promise<void>;
-    /** After any change is written, in the same transaction (revision counters). */
-    afterWrite?(db: ScopedDb, ctx: RequestContext, row: RowOf<T>, operation: 'create' | 'update' | 'delete'): Promise<void>;
+    /**
+     * Columns of a new row that can only be chosen inside the transaction (a free address), merged
+     * into the row before the checks and the insert.
+     */
+    allocate?(db: ScopedDb, ctx: RequestContext, row: RowOf<T>): Promise<Partial<RowOf<T>>>;
+    /**
+     * After any change is written, in the same transaction (revision counters, rows of other
+     * tables the kind keeps itself); `body` is the create or PATCH body, when there is one.
+     */
+    afterWrite?(db: ScopedDb, ctx: RequestContext, row: RowOf<T>, operation: 'create' | 'update' | 'delete', body?: Record<string, unknown>): Promise<void>;
+    /** Adds what responses show beyond the row (rows of other tables), for a page of rows: a query or two, not one a row. */
+    expand?(db: ScopedDb, rows: RowOf<T>[]): Promise<RowOf<T>[]>;
     /** After a successful commit: cache invalidation and the like. */
     afterCommit?(ctx: RequestContext, operation: 'create' | 'update' | 'delete', row: RowOf<T>): void;
     /** Translate a unique violation of this table into the resource's own 409. */

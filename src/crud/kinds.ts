@@ -40,6 +40,12 @@ export class Kinds {
       for (const link of Object.values(d.links ?? {}) as { table: OwnedTable; from: string; to: string; kinds: readonly string[] }[]) {
         this.hold(link.kinds, { table: link.table, column: link.to, referrer: link.from, onDelete: 'restrict' });
       }
+      for (const h of d.holds ?? []) this.hold(h.kinds, { table: h.table, column: h.column, referrer: h.referrer, onDelete: 'restrict' });
+      // Every module names its ids in module_refs, whoever owns it: one holder per kind named.
+      for (const kind of new Set((d.modules ?? []).flatMap((m) => m.refKinds ?? []))) {
+        if (!(this.holders.get(kind) ?? []).some((h) => h.table === 'module_refs'))
+          this.hold([kind], { table: 'module_refs', column: 'target_id', referrer: 'owner_id', onDelete: 'restrict' });
+      }
     }
   }
 

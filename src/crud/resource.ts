@@ -22,6 +22,7 @@ import {
   type View,
 } from './definition.js';
 import { readLinks, writeLinks, type Kinds } from './kinds.js';
+import { readModules, removeModules, writeModule, type ModuleDefinition, type StoredModule } from './modules.js';
 
 export type { ResourceSchemas };
 
@@ -47,12 +48,21 @@ export interface Resource<S extends ResourceSchemas = ResourceSchemas> {
   remove(ctx: RequestContext, path: PathIds): Promise<void>;
   /** Takes the named part off the resource (the definition's `detach`). */
   detach(ctx: RequestContext, path: PathIds, part: string): Promise<void>;
+  /** A module of the resource: its response shape, or 404 when it is not set. */
+  getModule(ctx: RequestContext, path: PathIds, name: string): Promise<Record<string, unknown>>;
+  /** Sets a module of the resource whole. */
+  putModule(ctx: RequestContext, path: PathIds, name: string, body: unknown): Promise<Record<string, unknown>>;
+  /** Removes a module of the resource; nothing set is a 204 too. */
+  deleteModule(ctx: RequestContext, path: PathIds, name: string): Promise<void>;
 }
 
 /** A list response: the page under the kind's list key, `uri` and `next_page_uri`. */
 export type ListPage<S extends ResourceSchemas> = Record<string, Static<S['resource']>[] | string | null>;
 
-type Row = { id: string; account_id: string; created_at: string } & Record<string, unknown>;
+type Row = { id: string; account_id: string; created_at: string } & Record<string | symbol, unknown>;
+
+/** Where a row being shown carries its stored modules. */
+const MODULES = Symbol('modules');
 
 /** Read_only may only read: the default authorization of every kind. */
 export function readOnlyMayOnlyRead(ctx: RequestContext, operation: Operation): void {
@@ -67,8 +77,8 @@ export function adminWrites(action: string) {
   };
 }
 
-function defaultPatch(body: Record<string, unknown>, links: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(body).filter(([k, v]) => v !== null && v !== undefined && !Object.hasOwn(links, k)));
+function defaultPatch(body: Record<string, unknown>, notColumns: ReadonlySet<string>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(body).filter(([k, v]) => v !== null && v !== undefined && !notColumns.has(k)));
 }
 
 /** Unique and foreign-key violations that the kind does not map: a 409, never a 500. */
@@ -94,6 +104,9 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
   const { table, prefix, title } = d;
   const links = (d.links ?? {}) as Record<string, LinkField<unknown>>;
   const linkNames = Object.keys(links);
+  const modules = d.modules ?? [];
+  const moduleNamed = new Map(modules.map((m) => [m.name, m]));
+  const notColumns = new Set([...linkNames, ...moduleNamed.keys()]);
   const authorize = d.authorize ?? readOnlyMayOnlyRead;
   const parentKind = d.parent ? kinds.named(d.parent.kind) : undefined;
 
@@ -126,17 +139,59 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
   };
 
   /** Adds each link field's items to rows about to be shown: one query per field for a page. */
-  const expand = async (db: ScopedDb, rows: Row[]): Promise<Row[]> => {
-    if (linkNames.length === 0 || rows.length === 0) return rows;
+  const expand = async (db: ScopedDb, found: Row[]): Promise<Row[]> => {
+    const rows = d.hooks?.expand && found.length > 0 ? ((await d.hooks.expand(db, found)) as Row[]) : found;
+    if ((linkNames.length === 0 && modules.length === 0) || rows.length === 0) return rows;
     const ids = rows.map((r) => r.id);
     const byField = await Promise.all(linkNames.map(async (name) => [name, await readLinks(db, links[name]!, ids)] as const));
-    return rows.map((row) => ({ ...row, ...Object.fromEntries(byField.map(([name, items]) => [name, items.get(row.id) ?? []])) }));
+    const stored = modules.length > 0 ? await readModules(db, ids) : undefined;
+    return rows.map((row) => ({
+      ...row,
+      ...Object.fromEntries(byField.map(([name, items]) => [name, items.get(row.id) ?? []])),
+      ...(stored && { [MODULES]: stored.get(row.id) }),
+    }));
   };
 
   const present = (row: Row, v: View, path: PathIds) => {
     const shown = d.toApi(row, v) as Record<string, unknown>;
     shown.uri = uriOf(v, path, row.id);
+    const stored = row[MODULES] as Map<string, StoredModule> | undefined;
+    for (const m of modules) {
+      const module = stored?.get(m.name);
+      shown[m.name] = module ? m.toApi(module.value, v) : null;
+    }
     return shown as Static<S['resource']>;
+  };
+
+  /** The modules a create or PATCH body sets, checked before the transaction. */
+  const parseModules = (ctx: RequestContext, body: Record<string, unknown>) => {
+    const parsed = modules.flatMap((m) => (body[m.name] === undefined || body[m.name] === null ? [] : [[m, m.parse(body[m.name], ctx)] as const]));
+    for (const [m] of parsed) {
+      const other = parsed.find(([o]) => m.excludes?.includes(o.name));
+      if (other) throw errors.moduleExclusiveInRequest({ module: m.name, other: other[0].name });
+    }
+    return parsed;
+  };
+
+  /** Writes modules of an owner, in the transaction: their ids checked, no module they exclude left beside them. */
+  const writeModules = async (db: ScopedDb, ownerId: string, parsed: readonly (readonly [ModuleDefinition, StoredModule])[], setNames: ReadonlySet<string>) => {
+    for (const [m, module] of parsed) {
+      const other = m.excludes?.find((name) => setNames.has(name) && !parsed.some(([o]) => o.name === name));
+      if (other) throw errors.moduleExclusive({ module: m.name, other, owner: ownerId });
+      if (module.refs.length > 0)
+        await kinds.requireExisting(db, module.refs, m.refKinds ?? [], m.notFound ?? ((id) => errors.notFound({ title: 'resource', id })));
+      await m.check?.(db, module.value);
+      await writeModule(db, ownerId, m.name, module);
+    }
+  };
+
+  const setModuleNames = async (db: ScopedDb, ownerId: string) =>
+    new Set(modules.length === 0 ? [] : (await db.select('modules', { owner_id: ownerId })).map((r) => r.name));
+
+  const moduleOf = (name: string) => {
+    const m = moduleNamed.get(name);
+    if (!m) throw new Error(`${d.kind} has no module ${name}`);
+    return m;
   };
 
   /** Column references of the row that are set, checked to exist in the account. */
@@ -182,6 +237,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
     async create(ctx, body, path = {}) {
       const bodyObject = body as Record<string, unknown>;
       const parsed = parseLinks(bodyObject);
+      const parsedModules = parseModules(ctx, bodyObject);
       const prepared = await d.prepare(ctx, body, reader(ctx));
       const row = {
         ...prepared.row,
@@ -197,12 +253,14 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
           await serializeChecked(db, parsed);
           await loadParent(db, path, 'key share');
           await authorize(ctx, 'create', { body }, db);
+          if (d.hooks?.allocate) Object.assign(row, await d.hooks.allocate(db, ctx, row));
           await checkReferences(db, row);
           await d.hooks?.beforeCreate?.(db, ctx, row);
           const { account_id: _account, ...columns } = row;
           await db.insert(table, columns as never);
           await writeLinkFields(db, row.id, parsed);
-          await d.hooks?.afterWrite?.(db, ctx, row, 'create');
+          await writeModules(db, row.id, parsedModules, new Set());
+          await d.hooks?.afterWrite?.(db, ctx, row, 'create', bodyObject);
           return (await expand(db, [row]))[0]!;
         });
       } catch (error) {
@@ -217,7 +275,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
       const row = await read(async () => {
         const found = await load(db, path);
         await authorize(ctx, 'get', { row: found }, db);
-        return linkNames.length === 0 ? found : (await expand(db, [found]))[0]!;
+        return linkNames.length === 0 && modules.length === 0 && !d.hooks?.expand ? found : (await expand(db, [found]))[0]!;
       });
       return present(row, view(ctx), path);
     },
@@ -257,6 +315,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
       const provided = Object.values(fields).filter((v) => v !== null && v !== undefined);
       if (provided.length === 0) throw errors.noUpdatableFields({ fields: Object.keys(d.schemas.update.properties) });
       const parsed = parseLinks(fields);
+      const parsedModules = parseModules(ctx, fields);
       let updated: Row | undefined;
       let attempted: Record<string, unknown> = fields;
       try {
@@ -265,14 +324,15 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
           await serializeChecked(db, parsed);
           const current = await load(db, path, true);
           await authorize(ctx, 'update', { row: current, body: fields }, db);
-          const changes = (d.patch ? d.patch(ctx, fields, current) : defaultPatch(fields, links)) as Partial<Row>;
+          const changes = (d.patch ? d.patch(ctx, fields, current) : defaultPatch(fields, notColumns)) as Partial<Row>;
           const row = { ...current, ...changes } as Row;
           attempted = row;
           await checkReferences(db, changes);
           await d.hooks?.beforeUpdate?.(db, ctx, current, changes);
           await db.update(table, { id: current.id } as never, changes as never);
           await writeLinkFields(db, row.id, parsed);
-          await d.hooks?.afterWrite?.(db, ctx, row, 'update');
+          if (parsedModules.length > 0) await writeModules(db, row.id, parsedModules, await setModuleNames(db, row.id));
+          await d.hooks?.afterWrite?.(db, ctx, row, 'update', fields);
           return (await expand(db, [row]))[0]!;
         });
       } catch (error) {
@@ -305,6 +365,56 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
       d.hooks?.afterCommit?.(ctx, 'update', updated as unknown as RowOf<T>);
     },
 
+    async getModule(ctx, path, name) {
+      const m = moduleOf(name);
+      const db = reader(ctx);
+      const module = await read(async () => {
+        const owner = await load(db, path);
+        await authorize(ctx, 'get', { row: owner }, db);
+        return (await readModules(db, [owner.id])).get(owner.id)?.get(name);
+      });
+      if (!module) throw errors.moduleNotSet({ module: m.name, owner: path.id ?? '' });
+      return m.toApi(module.value, view(ctx));
+    },
+
+    async putModule(ctx, path, name, body) {
+      const m = moduleOf(name);
+      const parsed = [[m, m.parse(body, ctx)] as const];
+      let owner: Row;
+      try {
+        owner = await withTx(store, async (trx) => {
+          const db = scoped(trx, ctx);
+          const current = await load(db, path, true);
+          await authorize(ctx, 'update', { row: current, body: { [name]: body } }, db);
+          await writeModules(db, current.id, parsed, await setModuleNames(db, current.id));
+          await d.hooks?.afterWrite?.(db, ctx, current, 'update');
+          return current;
+        });
+      } catch (error) {
+        throw translateConflict(d, error, {});
+      }
+      d.hooks?.afterCommit?.(ctx, 'update', owner as unknown as RowOf<T>);
+      return m.toApi(parsed[0]![1].value, view(ctx));
+    },
+
+    async deleteModule(ctx, path, name) {
+      moduleOf(name);
+      let owner: Row;
+      try {
+        owner = await withTx(store, async (trx) => {
+          const db = scoped(trx, ctx);
+          const current = await load(db, path, true);
+          await authorize(ctx, 'update', { row: current }, db);
+          await writeModule(db, current.id, name, undefined);
+          await d.hooks?.afterWrite?.(db, ctx, current, 'update');
+          return current;
+        });
+      } catch (error) {
+        throw translateConflict(d, error, {});
+      }
+      d.hooks?.afterCommit?.(ctx, 'update', owner as unknown as RowOf<T>);
+    },
+
     async remove(ctx, path) {
       let removed: Row;
       try {
@@ -316,6 +426,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
           const referrers = await kinds.release(db, d.kind, current.id);
           if (referrers.length > 0) throw d.inUse ? d.inUse(current.id, referrers) : errors.resourceInUse({ title, id: current.id, referrers });
           for (const name of linkNames) await writeLinks(db, links[name]!, current.id, []);
+          if (modules.length > 0) await removeModules(db, current.id);
           await db.delete(table, { id: current.id } as never);
           await d.hooks?.afterWrite?.(db, ctx, current, 'delete');
           return current;

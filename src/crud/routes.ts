@@ -3,8 +3,9 @@
 import { Type, type Static, type TObject } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { EmptyBody, ID_MAX_LENGTH, ListEnvelope, ListQuery, NoQuery, errorResponses } from '../core/schema.js';
+import { EmptyBody, ID_MAX_LENGTH, ListEnvelope, ListQuery, NoQuery, VALIDATED_BY_HANDLER, errorResponses } from '../core/schema.js';
 import { ALL_OPERATIONS } from './definition.js';
+import { moduleBody } from './module-body.js';
 import type { PathIds, Resource, ResourceSchemas } from './resource.js';
 
 const PathParam = Type.String({ maxLength: 200 });
@@ -102,6 +103,53 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
       },
       config,
       handler: async (request) => resource.update(request.ctx, ids(request.params), request.body as Static<S['update']> & { id?: string }),
+    });
+  }
+
+  for (const m of d.modules ?? []) {
+    const modulePath = `${itemPath}/${m.name}`;
+    const parse = moduleBody(m.request);
+    const moduleIds = (p: Record<string, string>) => ({ id: p.id ?? '', ...(parentParam && { edge_id: p[parentParam] }) });
+    app.put(modulePath, {
+      schema: {
+        operationId: `${d.kind}.${m.name}_module.replace`,
+        tags,
+        summary: `Replace the ${m.title} module of ${withArticle(d.title)}`,
+        description: 'The body is the module itself, or `{"id", "module"}` as the official TypeScript client wraps it.',
+        params: params.item,
+        querystring: NoQuery,
+        // Checked by the handler (moduleBody), which also takes the wrapped form; shown here as the module.
+        body: { ...m.request, [VALIDATED_BY_HANDLER]: true },
+        response: { 200: m.response, ...conflict },
+      },
+      config,
+      handler: async (request) => resource.putModule(request.ctx, ids(request.params), m.name, parse(request.body, moduleIds(request.params))),
+    });
+    app.get(modulePath, {
+      schema: {
+        operationId: `${d.kind}.${m.name}_module.get`,
+        tags,
+        summary: `Get the ${m.title} module of ${withArticle(d.title)}`,
+        params: params.item,
+        querystring: NoQuery,
+        response: { 200: m.response, ...errorResponses() },
+      },
+      handler: async (request) => resource.getModule(request.ctx, ids(request.params), m.name),
+    });
+    app.delete(modulePath, {
+      schema: {
+        operationId: `${d.kind}.${m.name}_module.delete`,
+        tags,
+        summary: `Delete the ${m.title} module of ${withArticle(d.title)}`,
+        params: params.item,
+        querystring: NoQuery,
+        response: { 204: EmptyBody, ...conflict },
+      },
+      config,
+      handler: async (request, reply) => {
+        await resource.deleteModule(request.ctx, ids(request.params), m.name);
+        return reply.code(204).send(null);
+      },
     });
   }
 

@@ -231,6 +231,53 @@ export interface AgentIngressesTable extends CertificateManagementColumns {
   domain: string;
 }
 
+export interface ReservedAddrsTable {
+  id: string;
+  account_id: string;
+  description: string;
+  metadata: string;
+  created_at: string;
+  /** `host:port`, unique across accounts. */
+  addr: string;
+  host: string;
+  port: number;
+  region: string;
+  endpoint_configuration_id: string | null;
+}
+
+export interface TcpEdgesTable {
+  id: string;
+  account_id: string;
+  description: string;
+  metadata: string;
+  created_at: string;
+}
+
+/** The reserved addresses a TCP edge serves; an address is served by one edge at most. */
+export interface TcpEdgeHostportsTable {
+  tcp_edge_id: string;
+  reserved_addr_id: string;
+  account_id: string;
+  position: number;
+}
+
+/** A module of an edge, a route or an endpoint configuration: its value as JSON. */
+export interface ModulesTable {
+  owner_id: string;
+  name: string;
+  account_id: string;
+  value: string;
+}
+
+/** The ids a module names (a backend, IP policies), in order. */
+export interface ModuleRefsTable {
+  owner_id: string;
+  name: string;
+  account_id: string;
+  target_id: string;
+  position: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -254,6 +301,11 @@ export interface Database {
   endpoint_configurations: EndpointConfigurationsTable;
   reserved_domains: ReservedDomainsTable;
   agent_ingresses: AgentIngressesTable;
+  reserved_addrs: ReservedAddrsTable;
+  tcp_edges: TcpEdgesTable;
+  tcp_edge_hostports: TcpEdgeHostportsTable;
+  modules: ModulesTable;
+  module_refs: ModuleRefsTable;
 }
 
 export function toBool(value: SqlBool): boolean {

@@ -238,6 +238,36 @@ export class ScopedDb {
     return row?.value;
   }
 
+  /**
+   * The lowest port of `host` from `from` to `to` that no account has reserved, or undefined when
+   * every one is taken. Across accounts, revealing only a number; call it under
+   * `serializeAcrossAccounts`, so that two allocations never pick the same port.
+   */
+  async freePort(host: string, from: number, to: number): Promise<number | undefined> {
+    const db = loose(this.executor);
+    const first = await db.selectFrom('reserved_addrs').select('port').where('host', '=', host).where('port', '=', from).executeTakeFirst();
+    if (!first) return from;
+    // The lowest taken port whose next port is free: the first gap above `from`.
+    const gap = (await db
+      .selectFrom('reserved_addrs as a')
+      .select(sql<number>`min(a.port) + 1`.as('port'))
+      .where('a.host', '=', host)
+      .where('a.port', '>=', from)
+      .where('a.port', '<', to)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('reserved_addrs as b')
+              .select('b.port')
+              .whereRef('b.host', '=', 'a.host')
+              .where(sql<boolean>`b.port = a.port + 1`),
+          ),
+        ),
+      )
+      .executeTakeFirst()) as { port: number | string | null } | undefined;
+    return gap?.port === null || gap?.port === undefined ? undefined : Number(gap.port);
+  }
+
   /** Adds one to the account's counter in a per-account counter table (created at 1). */
   async bump(table: 'ip_revisions'): Promise<void> {
     await loose(this.executor)

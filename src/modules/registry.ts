@@ -20,6 +20,8 @@ import { agentIngressDefinition } from './agent-ingresses/agent-ingress.resource
 import { endpointConfigurationDefinition } from './endpoint-configurations/endpoint-configuration.resource.js';
 import { reservedDomainDefinition } from './reserved-domains/reserved-domain.resource.js';
 import { tlsCertificateDefinition } from './tls-certificates/tls-certificate.resource.js';
+import { reservedAddrDefinition } from './reserved-addrs/reserved-addr.resource.js';
+import { tcpEdgeDefinition } from './tcp-edges/tcp-edge.resource.js';
 
 export interface ResourceDeps {
   store: Store;
@@ -51,6 +53,8 @@ export function resourceDefinitions({ auth, ipGuard, sealer, domains }: Omit<Res
     endpointConfigurations: endpointConfigurationDefinition,
     reservedDomains: reservedDomainDefinition(domains),
     agentIngresses: agentIngressDefinition(domains),
+    reservedAddrs: reservedAddrDefinition(domains),
+    tcpEdges: tcpEdgeDefinition,
   } satisfies Record<string, AnyDefinition>;
 }
 

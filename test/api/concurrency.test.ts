@@ -171,4 +171,46 @@ describeEachStore('concurrent requests', (h) => {
       }
     }
   });
+
+  it('gives one reserved address to one edge when two edges claim it at once', async () => {
+    const api = await h().newAccount();
+    for (let round = 0; round < ROUNDS; round++) {
+      const addr = (await api.post('/reserved_addrs', {})).json.addr as string;
+      const [first, second] = await Promise.all([api.post('/edges/tcp', { hostports: [addr] }), api.post('/edges/tcp', { hostports: [addr] })]);
+      const statuses = [first.status, second.status].sort();
+      assert.deepEqual(statuses, [201, 409], `${first.text} ${second.text}`);
+      const loser = first.status === 409 ? first : second;
+      const winner = first.status === 201 ? first : second;
+      assert.equal(loser.json.error_code, 'ERR_EP_7122');
+      assert.ok(loser.json.msg.includes(winner.json.id), loser.json.msg);
+    }
+  });
+
+  it('never leaves a TCP edge module naming a backend deleted at the same moment', async () => {
+    const api = await h().newAccount();
+    for (let round = 0; round < ROUNDS; round++) {
+      const backend = (await api.post('/backends/tunnel_group', { labels: { round: String(round) } })).json.id;
+      const edge = (await api.post('/edges/tcp', {})).json.id;
+      const [put, deleted] = await Promise.all([
+        api.put(`/edges/tcp/${edge}/backend`, { backend_id: backend }),
+        api.delete(`/backends/tunnel_group/${backend}`),
+      ]);
+      if (put.status === 200) {
+        assert.equal(deleted.status, 409, deleted.text);
+        assert.equal(deleted.json.error_code, 'ERR_EP_6502');
+      } else {
+        assert.equal(deleted.status, 204, deleted.text);
+        assert.equal(put.status, 400, put.text);
+        assert.equal(put.json.error_code, 'ERR_EP_6501');
+      }
+    }
+    const dangling = await h()
+      .deps.store.db.selectFrom('module_refs as r')
+      .leftJoin('backends_tunnel_group as b', 'b.id', 'r.target_id')
+      .select('r.target_id')
+      .where('r.account_id', '=', api.info.accountId)
+      .where('b.id', 'is', null)
+      .execute();
+    assert.deepEqual(dangling, [], 'no module names a deleted backend');
+  });
 });

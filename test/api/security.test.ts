@@ -15,6 +15,11 @@ function calls(r: SecuredResource, id: string, createBody: Record<string, unknow
     { name: 'get', run: (api, o) => api.get(`${r.path}/${id}`, o) },
     { name: 'update', run: (api, o) => api.patch(`${r.path}/${id}`, r.update, o) },
     ...(r.parts ?? []).map((part) => ({ name: `detach ${part}`, run: (api: Api, o?: RequestOptions) => api.delete(`${r.path}/${id}/${part}`, o) })),
+    ...Object.entries(r.modules ?? {}).flatMap(([module, body]) => [
+      { name: `put ${module}`, run: (api: Api, o?: RequestOptions) => api.put(`${r.path}/${id}/${module}`, body, o) },
+      { name: `get ${module}`, run: (api: Api, o?: RequestOptions) => api.get(`${r.path}/${id}/${module}`, o) },
+      { name: `delete ${module}`, run: (api: Api, o?: RequestOptions) => api.delete(`${r.path}/${id}/${module}`, o) },
+    ]),
     { name: 'delete', run: (api, o) => api.delete(`${r.path}/${id}`, o) },
   ];
 }
@@ -32,7 +37,9 @@ describeEachStore('security suite', (h) => {
     const routed = Object.keys(doc.paths)
       .filter((p) => p !== '/openapi.json')
       .sort();
-    const covered = securedResources.flatMap((r) => [r.path, `${r.path}/{id}`, ...(r.parts ?? []).map((part) => `${r.path}/{id}/${part}`)]).sort();
+    const covered = securedResources
+      .flatMap((r) => [r.path, `${r.path}/{id}`, ...[...(r.parts ?? []), ...Object.keys(r.modules ?? {})].map((part) => `${r.path}/{id}/${part}`)])
+      .sort();
     assert.deepEqual(routed, covered);
   });
 

@@ -49,13 +49,16 @@ describeEachStore('OpenAPI document', (h) => {
     assert.equal(new Set(operationIds).size, operationIds.length, 'operation ids are unique');
 
     // Every resource the server registers has its operations in the document.
-    const routesOf = (d: { path: string; operations?: readonly string[]; detach?: Record<string, unknown> }) => {
+    const routesOf = (d: { path: string; operations?: readonly string[]; detach?: Record<string, unknown>; modules?: readonly { name: string }[] }) => {
       const p = d.path.replace(/:(\w+)/g, '{$1}');
       const all = { create: `POST ${p}`, list: `GET ${p}`, get: `GET ${p}/{id}`, update: `PATCH ${p}/{id}`, delete: `DELETE ${p}/{id}` } as Record<
         string,
         string
       >;
-      const parts = Object.keys(d.detach ?? {}).map((part) => `DELETE ${p}/{id}/${part}`);
+      const parts = [
+        ...Object.keys(d.detach ?? {}).map((part) => `DELETE ${p}/{id}/${part}`),
+        ...(d.modules ?? []).flatMap((m) => ['PUT', 'GET', 'DELETE'].map((method) => `${method} ${p}/{id}/${m.name}`)),
+      ];
       return [...(d.operations ?? Object.keys(all)).map((o) => all[o]!), ...parts];
     };
     const expected = Object.values(h().deps.resources)

@@ -16,6 +16,8 @@ export interface SecuredResource {
   describable: boolean;
   /** Parts a DELETE of `<item>/<part>` takes off the resource (`certificate`). */
   parts?: string[];
+  /** Modules (PUT, GET and DELETE of `<item>/<module>`), each with a valid PUT body. */
+  modules?: Record<string, Record<string, unknown>>;
 }
 
 const unique = () => randomBytes(4).toString('hex');
@@ -77,6 +79,20 @@ export const securedResources: SecuredResource[] = [
     update: { description: 'changed' },
     describable: true,
     parts: ['certificate_management_policy'],
+  },
+  { path: '/reserved_addrs', create: () => ({ region: 'eu' }), update: { description: 'changed' }, describable: true, parts: ['endpoint_configuration'] },
+  {
+    path: '/edges/tcp',
+    create: () => ({ description: 'security suite' }),
+    update: { description: 'changed' },
+    describable: true,
+    modules: {
+      // The suite's calls are refused before the ids a module names are looked up.
+      backend: { backend_id: `bkdtg_${'0'.repeat(27)}` },
+      ip_restriction: { ip_policy_ids: [`ipp_${'0'.repeat(27)}`] },
+      policy: { inbound: [{ name: 'deny all', expressions: [], actions: [{ type: 'deny' }] }] },
+      traffic_policy: { value: '{"on_tcp_connect":[]}' },
+    },
   },
 ];
 

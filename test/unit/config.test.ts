@@ -115,6 +115,7 @@ describe('database timeouts in the config', () => {
       acmeChallengeZone: 'edgeplane-acme.app',
       nameservers: ['ns1.edgeplane.app.', 'ns2.edgeplane.app.'],
       regions: ['us', 'eu', 'ap', 'au', 'sa', 'jp', 'in'],
+      tcpAddresses: [{ host: '1.tcp.edgeplane.app', from: 10000, to: 65535 }],
     });
   });
 
@@ -125,6 +126,7 @@ describe('database timeouts in the config', () => {
       EDGEPLANE_ACME_CHALLENGE_ZONE: 'acme.example.net',
       EDGEPLANE_AGENT_INGRESS_NAMESERVERS: 'ns-a.example.net., ns-b.example.net',
       EDGEPLANE_REGIONS: 'EU,us',
+      EDGEPLANE_TCP_ADDRESSES: '1.TCP.example.net:20000-20099, 2.tcp.example.net:30000',
     });
     assert.deepEqual(loadConfig(settings).domains, {
       serviceDomains: ['tunnels.example.com', 'xn--bcher-kva.example'],
@@ -132,6 +134,10 @@ describe('database timeouts in the config', () => {
       acmeChallengeZone: 'acme.example.net',
       nameservers: ['ns-a.example.net.', 'ns-b.example.net.'],
       regions: ['eu', 'us'],
+      tcpAddresses: [
+        { host: '1.tcp.example.net', from: 20000, to: 20099 },
+        { host: '2.tcp.example.net', from: 30000, to: 30000 },
+      ],
     });
   });
 
@@ -142,16 +148,27 @@ describe('database timeouts in the config', () => {
       EDGEPLANE_ACME_CHALLENGE_ZONE: '*.acme.example',
       EDGEPLANE_AGENT_INGRESS_NAMESERVERS: ' , ',
       EDGEPLANE_REGIONS: 'us,mars',
+      EDGEPLANE_TCP_ADDRESSES: 'tcp.example.net:2000-1000,tcp.example.net:100-200,tcp.example.net:150,nohost',
     });
     assert.throws(
       () => loadConfig(settings),
       (e: unknown) => {
         assert.ok(e instanceof ConfigError);
         const text = e.problems.join('\n');
-        for (const part of ["'com'", "'a_b.example'", 'EDGEPLANE_CNAME_ZONE', 'EDGEPLANE_ACME_CHALLENGE_ZONE', 'EDGEPLANE_AGENT_INGRESS_NAMESERVERS', "'mars'"])
+        for (const part of [
+          "'com'",
+          "'a_b.example'",
+          'EDGEPLANE_CNAME_ZONE',
+          'EDGEPLANE_ACME_CHALLENGE_ZONE',
+          'EDGEPLANE_AGENT_INGRESS_NAMESERVERS',
+          "'mars'",
+          "'tcp.example.net:2000-1000'",
+          "'tcp.example.net:150' overlaps",
+          "'nohost'",
+        ])
           assert.ok(text.includes(part), `${part} is reported in:\n${text}`);
         assert.ok(!text.includes('ok.example'), 'a good value is not reported');
-        assert.equal(e.problems.length, 6);
+        assert.equal(e.problems.length, 9);
         return true;
       },
     );

@@ -8,6 +8,7 @@ import { ssh } from './0004-ssh.js';
 import { joinTableAccounts } from './0005-join-table-accounts.js';
 import { uniqueUserNames } from './0006-unique-user-names.js';
 import { domains } from './0007-domains.js';
+import { edges } from './0008-edges.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -20,6 +21,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0005-join-table-accounts': joinTableAccounts(dialect),
         '0006-unique-user-names': uniqueUserNames(),
         '0007-domains': domains(dialect),
+        '0008-edges': edges(dialect),
       };
     },
   };

@@ -14,7 +14,7 @@ export const ipPolicyDefinition = defineResource({
   listKey: 'ip_policies',
   table: 'ip_policies',
   schemas: { resource: IpPolicy, create: IpPolicyCreate, update: IpPolicyUpdate },
-  inUse: (id, referrers) => errors.ipPolicyInUse({ id, restrictions: referrers }),
+  inUse: (id, referrers) => errors.ipPolicyInUse({ id, referrers }),
 
   prepare: (_ctx, body) => ({ row: describedColumns(body) }),
 

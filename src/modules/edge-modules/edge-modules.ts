@@ -1,0 +1,117 @@
+// The modules of edges, each declared once: its request and response shapes, what it stores and
+// the ids it names. TCP edges use them now; TLS edges, HTTPS routes and endpoint configurations
+// list the same definitions.
+import { Type } from '@sinclair/typebox';
+import { errors } from '../../core/errors.js';
+import { IdString, Nullable, Ref } from '../../core/schema.js';
+import type { ModuleDefinition } from '../../crud/modules.js';
+import { BACKEND_KINDS } from '../backends/backend-links.js';
+import { policyNotFound } from '../ip-policies/ip-policy.resource.js';
+import { MAX_POLICIES_PER_RESTRICTION } from '../ip-restrictions/ip-restriction.schema.js';
+import { checkEndpointPolicy, checkTrafficPolicyDocument, documentPolicyIds, policyIdsOf, type EndpointPolicy } from '../traffic-policy/traffic-policy.js';
+
+const Enabled = Type.Optional(Type.Boolean({ description: 'default true' }));
+
+export const backendModule: ModuleDefinition = {
+  name: 'backend',
+  title: 'backend',
+  request: Type.Object({ enabled: Enabled, backend_id: IdString('bkd', 'backend') }, { additionalProperties: false }),
+  response: Type.Object({ enabled: Type.Boolean(), backend: Ref }),
+  parse: (body: { enabled?: boolean; backend_id: string }) => ({
+    value: { enabled: body.enabled ?? true, backend_id: body.backend_id },
+    refs: [body.backend_id],
+  }),
+  refKinds: BACKEND_KINDS,
+  notFound: (id) => errors.backendNotFound({ field: 'backend.backend_id', id }),
+  toApi: (value: { enabled: boolean; backend_id: string }, view) => ({ enabled: value.enabled, backend: view.ref(value.backend_id) }),
+};
+
+export const ipRestrictionModule: ModuleDefinition = {
+  name: 'ip_restriction',
+  title: 'IP restriction',
+  request: Type.Object(
+    {
+      enabled: Enabled,
+      ip_policy_ids: Type.Array(IdString('ipp', 'IP policy'), {
+        maxItems: MAX_POLICIES_PER_RESTRICTION,
+        uniqueItems: true,
+        description: `up to ${MAX_POLICIES_PER_RESTRICTION} IP policies of the account, each once`,
+      }),
+    },
+    { additionalProperties: false },
+  ),
+  response: Type.Object({ enabled: Type.Boolean(), ip_policies: Type.Array(Ref) }),
+  parse: (body: { enabled?: boolean; ip_policy_ids: string[] }) => ({
+    value: { enabled: body.enabled ?? true, ip_policy_ids: body.ip_policy_ids },
+    refs: body.ip_policy_ids,
+  }),
+  refKinds: ['ip_policy'],
+  notFound: policyNotFound('ip_restriction.ip_policy_ids'),
+  toApi: (value: { enabled: boolean; ip_policy_ids: string[] }, view) => ({
+    enabled: value.enabled,
+    ip_policies: value.ip_policy_ids.map((id) => view.ref(id)),
+  }),
+};
+
+const Action = Type.Object(
+  {
+    type: Type.String({ maxLength: 64 }),
+    config: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
+  },
+  { additionalProperties: false },
+);
+const Rule = Type.Object(
+  {
+    name: Type.Optional(Type.String({ maxLength: 255 })),
+    expressions: Type.Optional(Type.Array(Type.String())),
+    actions: Type.Optional(Type.Array(Action)),
+  },
+  { additionalProperties: false },
+);
+const RuleOut = Type.Object({
+  name: Type.String(),
+  expressions: Type.Array(Type.String()),
+  actions: Type.Array(Type.Object({ type: Type.String(), config: Nullable(Type.Object({}, { additionalProperties: true })) })),
+});
+
+/** The `policy` module (the API's first form of traffic policy): inbound and outbound rules. */
+export function policyModule(protocol: 'tcp'): ModuleDefinition {
+  return {
+    name: 'policy',
+    title: 'traffic policy',
+    request: Type.Object(
+      { enabled: Enabled, inbound: Type.Optional(Nullable(Type.Array(Rule))), outbound: Type.Optional(Nullable(Type.Array(Rule))) },
+      { additionalProperties: false },
+    ),
+    response: Type.Object({ enabled: Type.Boolean(), inbound: Type.Array(RuleOut), outbound: Nullable(Type.Array(RuleOut)) }),
+    parse: (body: unknown) => {
+      const value = checkEndpointPolicy(body, protocol);
+      return { value, refs: policyIdsOf(value) };
+    },
+    refKinds: ['ip_policy'],
+    notFound: policyNotFound('policy restrict-ips ip_policies'),
+    toApi: (value: EndpointPolicy) => ({ enabled: value.enabled, inbound: value.inbound, outbound: value.outbound }),
+    excludes: ['traffic_policy'],
+  };
+}
+
+/** The `traffic_policy` module (the API's current form): a JSON or YAML document of phases, echoed as sent. */
+export function trafficPolicyModule(protocol: 'tcp'): ModuleDefinition {
+  return {
+    name: 'traffic_policy',
+    title: 'traffic policy document',
+    request: Type.Object(
+      { enabled: Enabled, value: Type.String({ maxLength: 262144, description: 'a traffic policy document, JSON or YAML' }) },
+      { additionalProperties: false },
+    ),
+    response: Type.Object({ enabled: Type.Boolean(), value: Type.String() }),
+    parse: (body: { enabled?: boolean; value: string }) => {
+      checkTrafficPolicyDocument(body.value, protocol);
+      return { value: { enabled: body.enabled ?? true, value: body.value }, refs: documentPolicyIds(body.value) };
+    },
+    refKinds: ['ip_policy'],
+    notFound: policyNotFound('traffic_policy restrict-ips ip_policies'),
+    toApi: (value: { enabled: boolean; value: string }) => ({ enabled: value.enabled, value: value.value }),
+    excludes: ['policy'],
+  };
+}

@@ -1,0 +1,77 @@
+// Reserved TCP addresses. The caller never chooses one: a create takes the lowest free port of
+// the operator's pool (EDGEPLANE_TCP_ADDRESSES), inside the transaction and under one lock
+// across accounts, and a unique index on `addr` makes two accounts holding one address
+// impossible whatever happens. An address an edge serves cannot be deleted.
+import type { DomainSettings } from '../../config.js';
+import { errors } from '../../core/errors.js';
+import { describedChanges, describedColumns } from '../../core/schema.js';
+import { defineResource } from '../../crud/definition.js';
+import type { ReservedAddrsTable } from '../../db/schema.js';
+import { ReservedAddr, ReservedAddrCreate, ReservedAddrUpdate } from './reserved-addr.schema.js';
+
+export function reservedAddrDefinition(settings: DomainSettings) {
+  const defaultRegion = settings.regions.includes('us') ? 'us' : settings.regions[0]!;
+  const pool = settings.tcpAddresses.map((r) => `${r.host}:${r.from}-${r.to}`).join(', ');
+  return defineResource({
+    kind: 'reserved_addr',
+    title: 'reserved address',
+    prefix: 'ra',
+    path: '/reserved_addrs',
+    listKey: 'reserved_addrs',
+    table: 'reserved_addrs',
+    schemas: { resource: ReservedAddr, create: ReservedAddrCreate, update: ReservedAddrUpdate },
+    immutable: ['region', 'addr'],
+    references: [
+      {
+        column: 'endpoint_configuration_id',
+        kinds: ['endpoint_configuration'],
+        notFound: (id) => errors.endpointConfigurationNotFound({ field: 'endpoint_configuration_id', id }),
+        onDelete: 'restrict',
+      },
+    ],
+    inUse: (id, edges) => errors.reservedAddrInUse({ id, edges }),
+
+    prepare(_ctx, body) {
+      // The official Python client sends "" for a region it was not given.
+      const region = body.region || defaultRegion;
+      if (!settings.regions.includes(region)) throw errors.invalidRegion({ value: region, regions: settings.regions });
+      // The address is chosen in the transaction (allocate).
+      return { row: { ...describedColumns(body), region, addr: '', host: '', port: 0, endpoint_configuration_id: null } };
+    },
+
+    patch: (_ctx, body): Partial<ReservedAddrsTable> => ({
+      ...describedChanges(body),
+      ...(body.endpoint_configuration_id != null && { endpoint_configuration_id: body.endpoint_configuration_id }),
+    }),
+
+    detach: { endpoint_configuration: (row) => (row.endpoint_configuration_id === null ? {} : { endpoint_configuration_id: null }) },
+
+    hooks: {
+      async allocate(db) {
+        await db.serializeAcrossAccounts('reserved_addrs');
+        for (const range of settings.tcpAddresses) {
+          const port = await db.freePort(range.host, range.from, range.to);
+          if (port !== undefined) return { addr: `${range.host}:${port}`, host: range.host, port };
+        }
+        throw errors.addressPoolExhausted({ pool });
+      },
+      async beforeUpdate(db, _ctx, _current, changes) {
+        const id = changes.endpoint_configuration_id;
+        if (typeof id !== 'string') return;
+        const configuration = await db.find('endpoint_configurations', id);
+        if (configuration && configuration.type !== 'tcp')
+          throw errors.endpointConfigurationType({ field: 'endpoint_configuration_id', id, type: configuration.type, expected: 'tcp' });
+      },
+    },
+
+    toApi: (row: ReservedAddrsTable, view) => ({
+      id: row.id,
+      created_at: row.created_at,
+      description: row.description,
+      metadata: row.metadata,
+      addr: row.addr,
+      region: row.region,
+      endpoint_configuration: row.endpoint_configuration_id === null ? null : view.ref(row.endpoint_configuration_id),
+    }),
+  });
+}

@@ -1,0 +1,165 @@
+// CEL expressions of traffic policy rules: parsed and type-checked against the variables and
+// functions of a phase, never evaluated here (the edge evaluates them on each connection).
+//
+// The library is @marcbachmann/cel-js. Weighed against it:
+// - @bufbuild/cel 0.6: a fine parser and evaluator, but its type checker (`check`) is not part
+//   of the package's public exports (only `.` and `./ext` are exported, and `.` has no checker),
+//   so an unknown variable or `conn.client_port == "x"` only fails at evaluation time;
+// - cel-js (chromeGG): parses and evaluates, no type checking against declared variables.
+// @marcbachmann/cel-js checks against declared variables (nested objects as schemas), custom
+// function signatures and the standard overloads, reports the checked result type, gives each
+// error a source range, has no dependencies, and bounds the parser (depth, AST size).
+// Its engines field says node >=20.19.0; edgeplane's engines start at 20.19 for it.
+//
+// Two quirks of its 8.0 release shape the declarations below: a field typed `timestamp` inside a
+// schema crashes the registration and is not the built-in timestamp type, so timestamp fields
+// are declared as `google.protobuf.Timestamp` (which is); and the functions are declared with a
+// handler that refuses to run, since nothing here evaluates.
+import { Environment, type ObjectSchema } from '@marcbachmann/cel-js';
+
+/** A phase's variables (top-level names → nested fields → CEL type names) and function signatures. */
+interface EnvironmentSpec {
+  variables: Record<string, ObjectSchema>;
+  functions: readonly string[];
+}
+
+const TIMESTAMP = 'google.protobuf.Timestamp';
+
+/** The variables every phase has: the connection, the endpoint it reached, the time. */
+const CONNECTION_VARIABLES = {
+  conn: {
+    client_ip: 'string',
+    client_port: 'int',
+    server_ip: 'string',
+    server_port: 'int',
+    ts: { start: TIMESTAMP },
+    geo: {
+      city: 'string',
+      country: 'string',
+      country_code: 'string',
+      subdivision: 'string',
+      latitude: 'double',
+      longitude: 'double',
+      radius: 'double',
+    },
+  },
+  endpoint: {
+    addr: 'string',
+    host: 'string',
+    id: 'string',
+    protocol: 'string',
+    url: 'string',
+    port: 'int',
+  },
+  time: { now: TIMESTAMP },
+} satisfies Record<string, ObjectSchema>;
+
+const CIDR_FUNCTIONS = ['inCidrRange(string, string): bool', 'inCidrRanges(string, list<string>): bool'] as const;
+
+/**
+ * Every environment an expression can be checked in. An `http` entry (the TCP variables plus
+ * `req` and `res`) goes here when HTTP edges get traffic policies; the name type follows.
+ */
+const SPECS = {
+  tcp: { variables: CONNECTION_VARIABLES, functions: CIDR_FUNCTIONS },
+} satisfies Record<string, EnvironmentSpec>;
+
+export type CelEnvName = keyof typeof SPECS;
+
+function notEvaluatedHere(): never {
+  throw new Error('traffic policy expressions are evaluated by the edge, not by the control plane');
+}
+
+function build(spec: EnvironmentSpec): Environment {
+  const env = new Environment();
+  for (const [name, schema] of Object.entries(spec.variables)) env.registerVariable({ name, schema });
+  for (const signature of spec.functions) env.registerFunction(signature, notEvaluatedHere);
+  return env;
+}
+
+// Built once: an Environment is costly to make and cheap to reuse.
+const ENVIRONMENTS: Record<CelEnvName, Environment> = Object.fromEntries(Object.entries(SPECS).map(([name, spec]) => [name, build(spec)])) as Record<
+  CelEnvName,
+  Environment
+>;
+
+export type CheckResult = { ok: true } | { ok: false; position: string; reason: string };
+
+/** "line L, column C" (both from 1, columns in characters) of a UTF-16 offset into `text`. */
+export function positionOf(text: string, offset: number): string {
+  const before = text.slice(0, Math.max(0, Math.min(offset, text.length)));
+  const lineStart = before.lastIndexOf('\n') + 1;
+  const line = before.split('\n').length;
+  const column = Array.from(before.slice(lineStart)).length + 1;
+  return `line ${line}, column ${column}`;
+}
+
+const clip = (text: string, max = 80) => (text.length > max ? `${text.slice(0, max - 3)}...` : text);
+
+/** The fields of a declared variable path (`conn.geo` → city, country, ...), if it is one. */
+function fieldsAt(spec: EnvironmentSpec, path: string): string[] | undefined {
+  let node: string | ObjectSchema | undefined = { ...spec.variables };
+  for (const part of path.split('.')) {
+    if (typeof node !== 'object' || !Object.hasOwn(node, part)) return undefined;
+    node = node[part];
+  }
+  return typeof node === 'object' ? Object.keys(node) : undefined;
+}
+
+interface LibraryError {
+  code?: unknown;
+  summary?: unknown;
+  message?: unknown;
+  range?: { start: number; end: number };
+  node?: { pos?: number; start?: number };
+}
+
+/** The library's error as a reason a user can act on: unknown names list what there is. */
+function reasonOf(spec: EnvironmentSpec, expression: string, error: LibraryError, offset: number): string {
+  const summary = String(error.summary ?? error.message ?? 'invalid expression').split('\n')[0]!;
+  if (error.code === 'unknown_variable') {
+    const name = summary.replace(/^Unknown variable: /, '');
+    return `unknown variable '${clip(name, 40)}'; the variables here are ${Object.keys(spec.variables).join(', ')}`;
+  }
+  if (error.code === 'no_such_key') {
+    const key = summary.replace(/^No such key: /, '');
+    const before = expression.slice(error.node?.start ?? offset, offset);
+    if (before.endsWith('.')) {
+      const path = before.slice(0, -1).replace(/\s+/g, '');
+      const fields = fieldsAt(spec, path);
+      if (fields) return `'${clip(path, 40)}' has no field '${clip(key, 40)}'; its fields are ${fields.join(', ')}`;
+    }
+    return `no such field '${clip(key, 40)}'`;
+  }
+  const operator = /^no such overload: (.+) (==|!=|<=?|>=?|\+|-|\*|\/|%|in) (.+)$/.exec(summary);
+  if (operator) return `operator '${operator[2]}' does not apply to ${clip(operator[1]!, 40)} and ${clip(operator[3]!, 40)}`;
+  const call = /^found no matching overload for '(.*)'$/.exec(summary);
+  if (call) {
+    const name = /^(?:.*\.)?([A-Za-z_]\w*)\(/.exec(call[1]!)?.[1];
+    const declared = spec.functions.filter((signature) => signature.startsWith(`${name}(`)).map((signature) => signature.replace(/: \w+$/, ''));
+    if (declared.length > 0) return `no declaration of ${name} takes ${clip(call[1]!.slice(name!.length), 60)}; it is ${declared.join(' or ')}`;
+    return `no function or method matches ${clip(call[1]!, 60)}`;
+  }
+  const text = summary.replace(/\.$/, '');
+  return clip(text.charAt(0).toLowerCase() + text.slice(1), 200);
+}
+
+/** Parses and type-checks `expression` in the environment `env`; a rule's expression must give bool. */
+export function checkExpression(expression: string, env: CelEnvName): CheckResult {
+  const spec: EnvironmentSpec = SPECS[env];
+  const result = ENVIRONMENTS[env].check(expression);
+  if (!result.valid) {
+    const error = (result.error ?? {}) as LibraryError;
+    const offset = error.range?.start ?? error.node?.pos ?? 0;
+    return { ok: false, position: positionOf(expression, offset), reason: reasonOf(spec, expression, error, offset) };
+  }
+  if (result.type !== 'bool') {
+    const start = expression.length - expression.trimStart().length;
+    return {
+      ok: false,
+      position: positionOf(expression, start),
+      reason: `it gives a value of type ${clip(String(result.type), 40)}, and a rule's expression must give a bool (true or false)`,
+    };
+  }
+  return { ok: true };
+}

@@ -1,0 +1,317 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ApiError } from '../../src/core/errors.js';
+import { newId } from '../../src/core/ids.js';
+import { checkExpression } from '../../src/modules/traffic-policy/cel.js';
+import {
+  LIMITS,
+  MAX_DOCUMENT_BYTES,
+  checkEndpointPolicy,
+  checkTrafficPolicyDocument,
+  documentPolicyIds,
+  policyIdsOf,
+} from '../../src/modules/traffic-policy/traffic-policy.js';
+
+/** Runs `fn`, expects an ApiError with `code`, returns it for more checks. */
+function fails(fn: () => unknown, code: number): ApiError {
+  let caught: unknown;
+  try {
+    fn();
+  } catch (error) {
+    caught = error;
+  }
+  assert.ok(caught instanceof ApiError, `expected ApiError ${code}, got ${String(caught)}`);
+  assert.equal(caught.code, code, caught.message);
+  assert.equal(caught.errorCode, `ERR_EP_${code}`);
+  return caught;
+}
+
+const rule = (over: Record<string, unknown> = {}) => ({ name: 'r1', expressions: [] as unknown[], actions: [{ type: 'deny' }] as unknown[], ...over });
+const inbound = (...rules: unknown[]) => ({ inbound: rules });
+const policy = (body: unknown) => () => checkEndpointPolicy(body, 'tcp');
+const doc = (value: string) => () => checkTrafficPolicyDocument(value, 'tcp');
+const ippA = newId('ipp');
+const ippB = newId('ipp');
+
+describe('checkExpression (tcp)', () => {
+  it('accepts boolean expressions over the declared variables and functions', () => {
+    for (const expression of [
+      'conn.client_ip == "10.0.0.1"',
+      'conn.client_port > 1024 && conn.server_port == 443',
+      'conn.geo.country_code in ["DE", "FR"] || conn.geo.latitude > 45.5',
+      'conn.ts.start < time.now',
+      'endpoint.port == 22 && endpoint.protocol == "tcp" && endpoint.host.endsWith(".example.com")',
+      'inCidrRange(conn.client_ip, "10.0.0.0/8")',
+      'inCidrRanges(conn.client_ip, ["10.0.0.0/8", "192.168.0.0/16"])',
+      '!inCidrRange(conn.server_ip, "fd00::/8")',
+    ])
+      assert.deepEqual(checkExpression(expression, 'tcp'), { ok: true }, expression);
+  });
+
+  it('refuses an unknown field, naming the fields there are, at its column', () => {
+    const result = checkExpression('conn.nope == 1', 'tcp');
+    assert.equal(result.ok, false);
+    assert.ok(!result.ok);
+    assert.equal(result.position, 'line 1, column 6');
+    assert.match(result.reason, /'conn' has no field 'nope'/);
+    assert.match(result.reason, /client_ip/);
+  });
+
+  it('refuses an unknown variable', () => {
+    const result = checkExpression('req.method == "GET"', 'tcp');
+    assert.ok(!result.ok);
+    assert.match(result.reason, /unknown variable 'req'; the variables here are conn, endpoint, time/);
+  });
+
+  it('refuses type errors, syntax errors and results that are not bool', () => {
+    const typeError = checkExpression('conn.client_port == "x"', 'tcp');
+    assert.ok(!typeError.ok);
+    assert.match(typeError.reason, /int and string/);
+    const syntax = checkExpression('conn.client_ip ==', 'tcp');
+    assert.ok(!syntax.ok);
+    assert.equal(syntax.position, 'line 1, column 18');
+    const notBool = checkExpression('conn.client_port + 1', 'tcp');
+    assert.ok(!notBool.ok);
+    assert.match(notBool.reason, /type int.*must give a bool/);
+  });
+
+  it('refuses a CIDR function called with the wrong types', () => {
+    const result = checkExpression('inCidrRange(conn.client_port, "x")', 'tcp');
+    assert.ok(!result.ok);
+    assert.match(result.reason, /inCidrRange\(string, string\)/);
+    assert.equal(checkExpression('inCidrRanges(conn.client_ip, "10.0.0.0/8")', 'tcp').ok, false);
+  });
+
+  it('counts lines and columns from 1', () => {
+    const result = checkExpression('conn.client_ip == "a" &&\n  conn.geo.cty == "x"', 'tcp');
+    assert.ok(!result.ok);
+    assert.equal(result.position, 'line 2, column 12');
+  });
+});
+
+describe('checkEndpointPolicy (the policy module)', () => {
+  it('normalizes a valid policy: enabled true, config null, outbound null, inbound []', () => {
+    assert.deepEqual(checkEndpointPolicy({}, 'tcp'), { enabled: true, inbound: [], outbound: null });
+    assert.deepEqual(checkEndpointPolicy({ enabled: false, inbound: null, outbound: null }, 'tcp'), { enabled: false, inbound: [], outbound: null });
+    const body = {
+      inbound: [
+        { name: 'only-office', expressions: ['!inCidrRange(conn.client_ip, "203.0.113.0/24")'], actions: [{ type: 'deny' }] },
+        { name: 'log-all', actions: [{ type: 'log', config: { metadata: { team: 'ops' } } }] },
+        {
+          name: 'ips',
+          expressions: ['conn.server_port == 22'],
+          actions: [{ type: 'restrict-ips', config: { enforce: true, allow: ['10.0.0.0/8', '2001:db8::/32'], deny: ['10.9.0.0/16'], ip_policies: [ippA] } }],
+        },
+      ],
+      outbound: [{ name: 'log-out', expressions: [], actions: [{ type: 'log', config: null }] }],
+    };
+    assert.deepEqual(checkEndpointPolicy(body, 'tcp'), {
+      enabled: true,
+      inbound: [
+        { name: 'only-office', expressions: ['!inCidrRange(conn.client_ip, "203.0.113.0/24")'], actions: [{ type: 'deny', config: null }] },
+        { name: 'log-all', expressions: [], actions: [{ type: 'log', config: { metadata: { team: 'ops' } } }] },
+        body.inbound[2],
+      ],
+      outbound: [{ name: 'log-out', expressions: [], actions: [{ type: 'log', config: null }] }],
+    });
+  });
+
+  it('accepts deny with an empty config and restrict-ips with only ip_policies', () => {
+    checkEndpointPolicy(inbound(rule({ actions: [{ type: 'deny', config: {} }] })), 'tcp');
+    checkEndpointPolicy(inbound(rule({ actions: [{ type: 'restrict-ips', config: { ip_policies: [ippA] } }] })), 'tcp');
+  });
+
+  it('returns the IP policies that restrict-ips actions name, each once', () => {
+    const checked = checkEndpointPolicy(
+      {
+        inbound: [
+          rule({ actions: [{ type: 'restrict-ips', config: { ip_policies: [ippA, ippB] } }] }),
+          rule({ name: 'r2', actions: [{ type: 'restrict-ips', config: { allow: ['10.0.0.0/8'], ip_policies: [ippA] } }] }),
+        ],
+      },
+      'tcp',
+    );
+    assert.deepEqual(policyIdsOf(checked), [ippA, ippB]);
+    assert.deepEqual(policyIdsOf(checkEndpointPolicy({}, 'tcp')), []);
+  });
+
+  it('2200: an unknown variable, naming the rule, the expression and the position', () => {
+    const error = fails(policy(inbound(rule({ name: 'block-bad', expressions: ['conn.nope == 1'] }))), 2200);
+    assert.match(error.message, /^inbound, rule 'block-bad': expression 'conn\.nope == 1' is invalid at line 1, column 6: 'conn' has no field 'nope'/);
+  });
+
+  it('2200: a type error, a syntax error and a non-bool expression', () => {
+    assert.match(fails(policy(inbound(rule({ expressions: ['conn.client_port == "x"'] }))), 2200).message, /line 1, column 1: .*int and string/);
+    assert.match(fails(policy(inbound(rule({ expressions: ['conn.client_ip =='] }))), 2200).message, /'conn\.client_ip ==' is invalid at line 1, column 18/);
+    assert.match(fails(policy(inbound(rule({ expressions: ['conn.client_port + 1'] }))), 2200).message, /must give a bool/);
+    assert.match(fails(policy(inbound(rule({ expressions: ['inCidrRange(conn.client_port, "x")'] }))), 2200).message, /inCidrRange/);
+  });
+
+  it('2200: a long expression is cut in the message', () => {
+    const expression = `${'conn.client_port == 1 && '.repeat(10)}conn.nope`;
+    const error = fails(policy(inbound(rule({ expressions: [expression] }))), 2200);
+    const shown = /expression '(.*)' is invalid/.exec(error.message)?.[1] ?? '';
+    assert.equal(shown.length, 80);
+    assert.ok(shown.endsWith('...'));
+  });
+
+  it('2201: an unknown action type, listing the TCP types', () => {
+    const error = fails(policy(inbound(rule({ actions: [{ type: 'custom-response' }] }))), 2201);
+    assert.match(error.message, /rule 'r1': action type 'custom-response' does not exist; the types here are deny, log, restrict-ips/);
+  });
+
+  it('2202: deny is not allowed outbound', () => {
+    const error = fails(policy({ outbound: [rule({ name: 'no-out' })] }), 2202);
+    assert.match(error.message, /^outbound, rule 'no-out': action 'deny' is not allowed here; the actions allowed here are log\.$/);
+  });
+
+  it('2203: configs that do not fit their action', () => {
+    const config = (type: string, value: unknown) => fails(policy(inbound(rule({ actions: [{ type, config: value }] }))), 2203).message;
+    assert.match(config('restrict-ips', { allow: ['10.0.0/8'] }), /allow\[0\] '10\.0\.0\/8', which is not a valid IPv4 or IPv6 CIDR/);
+    assert.match(
+      config('restrict-ips', { deny: ['10.1.2.3/8'] }),
+      /deny\[0\] '10\.1\.2\.3\/8', which is not the lowest address of its range; did you mean '10\.0\.0\.0\/8'/,
+    );
+    assert.match(config('restrict-ips', { allow: ['192.0.2.7'] }), /allow\[0\] '192\.0\.2\.7' with no mask; add one, e\.g\. '192\.0\.2\.7\/32'/);
+    assert.match(config('restrict-ips', { allow: [] }), /at least one of allow, deny or ip_policies/);
+    assert.match(config('restrict-ips', null), /at least one of allow, deny or ip_policies/);
+    assert.match(config('restrict-ips', { ip_policies: ['ipr_1'] }), /ip_policies\[0\] 'ipr_1', which is not an IP policy id/);
+    assert.match(config('restrict-ips', { allow: ['10.0.0.0/8'], enforce: 'yes' }), /'enforce'.*true or false/);
+    assert.match(config('restrict-ips', { allow: '10.0.0.0/8' }), /'allow' of type a string; it must be a list of CIDRs/);
+    assert.match(config('restrict-ips', { allow: ['10.0.0.0/8'], block: [] }), /unknown key 'block'; the keys are enforce, allow, deny, ip_policies/);
+    assert.match(config('deny', { status_code: 403 }), /the config of action 'deny' must be empty on a TCP edge; got key 'status_code'/);
+    assert.match(config('log', { metadata: 'x' }), /'metadata' of type a string; it must be an object/);
+    assert.match(config('log', { format: 'json' }), /unknown key 'format'; the keys are metadata/);
+  });
+
+  it('2206: a rule without actions', () => {
+    assert.match(fails(policy(inbound(rule({ actions: [] }))), 2206).message, /^inbound, rule 'r1' has no action/);
+    fails(policy(inbound({ name: 'bare' })), 2206);
+  });
+
+  it('2208: a rule without a name', () => {
+    assert.match(fails(policy(inbound(rule(), rule({ name: '' }))), 2208).message, /^inbound, rule 2 has no name/);
+    fails(policy(inbound({ actions: [{ type: 'deny' }] })), 2208);
+    fails(policy({ outbound: [rule({ name: '   ', actions: [{ type: 'log' }] })] }), 2208);
+  });
+
+  it('2209: more rules than the limit', () => {
+    const rules = Array.from({ length: 1000 }, (_, i) => rule({ name: `r${i}` }));
+    assert.match(fails(policy({ inbound: rules }), 2209).message, /^inbound has 1000 rules; at most 100 are allowed\.$/);
+    checkEndpointPolicy({ inbound: rules.slice(0, LIMITS.rulesPerPhase) }, 'tcp');
+  });
+
+  it('2210: more expressions or actions than the limit', () => {
+    const expressions = Array.from({ length: LIMITS.expressionsPerRule + 1 }, () => 'true');
+    assert.match(fails(policy(inbound(rule({ expressions }))), 2210).message, /has 33 expressions; at most 32/);
+    const actions = Array.from({ length: LIMITS.actionsPerRule + 1 }, () => ({ type: 'log' }));
+    assert.match(fails(policy(inbound(rule({ actions }))), 2210).message, /has 33 actions; at most 32/);
+  });
+
+  it('2211: an expression longer than the limit', () => {
+    const expression = `conn.client_ip == "${'a'.repeat(10_000 - 20)}"`;
+    assert.equal(expression.length, 10_000);
+    assert.match(fails(policy(inbound(rule({ expressions: [expression] }))), 2211).message, /rule 'r1': an expression has 10000 characters; at most 4096/);
+  });
+
+  it('215: wrong shapes name the field', () => {
+    assert.match(fails(policy([]), 215).message, /'policy' must be an object/);
+    assert.match(fails(policy({ enabled: 'yes' }), 215).message, /'policy\.enabled'/);
+    assert.match(fails(policy({ inbound: {} }), 215).message, /'policy\.inbound' must be a list of rules/);
+    assert.match(fails(policy({ rules: [] }), 215).message, /'policy\.rules' is not a field of a policy/);
+    assert.match(fails(policy(inbound('deny')), 215).message, /'policy\.inbound\[0\]' must be an object/);
+    assert.match(fails(policy(inbound(rule({ actions: 'deny' }))), 215).message, /'policy\.inbound\[0\]\.actions' must be a list/);
+    assert.match(fails(policy(inbound(rule({ expressions: [1] }))), 215).message, /'policy\.inbound\[0\]\.expressions\[0\]' must be a string/);
+    assert.match(fails(policy(inbound(rule({ actions: [{ kind: 'deny' }] }))), 215).message, /'policy\.inbound\[0\]\.actions\[0\]\.kind' is not a field/);
+    assert.match(fails(policy(inbound(rule({ actions: [{}] }))), 215).message, /'policy\.inbound\[0\]\.actions\[0\]\.type' is required/);
+    assert.match(fails(policy(inbound(rule({ actions: [{ type: 'log', config: [] }] }))), 215).message, /config' must be an object/);
+  });
+});
+
+describe('checkTrafficPolicyDocument (the traffic_policy module)', () => {
+  const yamlDoc = `
+on_tcp_connect:
+  - name: office only
+    expressions:
+      - "!inCidrRange(conn.client_ip, '203.0.113.0/24')"
+    actions:
+      - type: deny
+  - actions:
+      - type: log
+        config:
+          metadata: { team: ops }
+      - type: restrict-ips
+        config:
+          allow: [10.0.0.0/8]
+          ip_policies: [${ippA}]
+`;
+
+  it('accepts a YAML document and a JSON one', () => {
+    checkTrafficPolicyDocument(yamlDoc, 'tcp');
+    const json = JSON.stringify({
+      on_tcp_connect: [
+        {
+          expressions: ['inCidrRanges(conn.client_ip, ["10.0.0.0/8"])'],
+          actions: [{ type: 'restrict-ips', config: { deny: ['10.1.0.0/16'], ip_policies: [ippB] } }],
+        },
+      ],
+    });
+    checkTrafficPolicyDocument(`  \n${json}`, 'tcp');
+    checkTrafficPolicyDocument('{}', 'tcp');
+    checkTrafficPolicyDocument('on_tcp_connect: []', 'tcp');
+  });
+
+  it('returns the IP policies the document names', () => {
+    assert.deepEqual(documentPolicyIds(yamlDoc), [ippA]);
+    assert.deepEqual(
+      documentPolicyIds(JSON.stringify({ on_tcp_connect: [{ actions: [{ type: 'restrict-ips', config: { ip_policies: [ippB, ippA, ippB] } }] }] })),
+      [ippB, ippA],
+    );
+    assert.deepEqual(documentPolicyIds('on_tcp_connect: []'), []);
+  });
+
+  it('2200 in a phase: names the phase, the rule (or its number) and the position', () => {
+    const error = fails(doc('on_tcp_connect:\n  - expressions: ["conn.client_port == \\"x\\""]\n    actions: [{type: deny}]'), 2200);
+    assert.match(error.message, /^on_tcp_connect, rule '#1': expression 'conn\.client_port == "x"' is invalid at line 1, column 1/);
+    const named = fails(doc(JSON.stringify({ on_tcp_connect: [{ name: 'n', expressions: ['conn.nope'], actions: [{ type: 'deny' }] }] })), 2200);
+    assert.match(named.message, /^on_tcp_connect, rule 'n': .*line 1, column 6/);
+  });
+
+  it('2201 and 2203 in a phase', () => {
+    assert.match(
+      fails(doc('on_tcp_connect: [{actions: [{type: redirect}]}]'), 2201).message,
+      /^on_tcp_connect, rule '#1': action type 'redirect' does not exist/,
+    );
+    fails(doc('on_tcp_connect: [{actions: [{type: restrict-ips, config: {allow: [10.0.0.1/8]}}]}]'), 2203);
+  });
+
+  it('2206, 2209, 2210 and 2211 in a phase', () => {
+    fails(doc('on_tcp_connect: [{name: x}]'), 2206);
+    const many = JSON.stringify({ on_tcp_connect: Array.from({ length: LIMITS.rulesPerPhase + 1 }, () => ({ actions: [{ type: 'log' }] })) });
+    assert.match(fails(doc(many), 2209).message, /^on_tcp_connect has 101 rules/);
+    fails(doc(JSON.stringify({ on_tcp_connect: [{ expressions: Array(33).fill('true'), actions: [{ type: 'deny' }] }] })), 2210);
+    fails(doc(JSON.stringify({ on_tcp_connect: [{ expressions: ['x'.repeat(5000)], actions: [{ type: 'deny' }] }] })), 2211);
+  });
+
+  it('2213: an unknown phase, listing the valid ones', () => {
+    const error = fails(doc('on_http_request:\n  - actions: [{type: deny}]'), 2213);
+    assert.match(error.message, /phase 'on_http_request' does not exist on this resource; the phases here are on_tcp_connect/);
+  });
+
+  it('2212: documents that are not policy documents', () => {
+    assert.match(fails(doc('on_tcp_connect:\n  - actions: [\n'), 2212).message, /is not valid YAML at line \d+, column \d+/);
+    assert.match(fails(doc('{"on_tcp_connect": [}'), 2212).message, /is not valid JSON/);
+    assert.match(fails(doc('- a\n- b'), 2212).message, /must be a mapping of phases/);
+    assert.match(fails(doc(''), 2212).message, /must be a mapping of phases/);
+    assert.match(fails(doc('"just a string"'), 2212).message, /must be a mapping of phases/);
+    assert.match(fails(doc('on_tcp_connect: {}'), 2212).message, /at on_tcp_connect must be a list of rules/);
+    assert.match(fails(doc('on_tcp_connect: [{actions: [{type: deny}], id: 1}]'), 2212).message, /at on_tcp_connect\[0\]\.id is not a field of a rule/);
+    assert.match(fails(doc('on_tcp_connect: [{actions: [{type: deny, conf: {}}]}]'), 2212).message, /actions\[0\]\.conf is not a field of an action/);
+    assert.match(fails(doc('on_tcp_connect: [{actions: deny}]'), 2212).message, /at on_tcp_connect\[0\]\.actions must be a list of actions/);
+    assert.match(fails(doc('on_tcp_connect: [{name: 1, actions: [{type: deny}]}]'), 2212).message, /name must be a string/);
+    assert.match(fails(doc('a: 1\na: 2'), 2212).message, /not valid YAML/);
+    assert.match(fails(() => checkTrafficPolicyDocument(42 as unknown as string, 'tcp'), 2212).message, /must be a string/);
+    const big = `on_tcp_connect: []\n#${'x'.repeat(MAX_DOCUMENT_BYTES)}`;
+    assert.match(fails(doc(big), 2212).message, /bytes long; at most 262144/);
+  });
+});
