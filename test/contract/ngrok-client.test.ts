@@ -15,10 +15,15 @@
 // a resource (deleteCertificate, deleteCertificateManagementPolicy) and paging one item a page.
 //
 // TODO(edges): module replace through edgeModules.* once edges and their modules are served.
+//
+// Reserved addresses and TCP edges include the TCP edge module calls (edgeModules.tcpEdge*
+// replace/get/delete, which send the `{"id", "module"}` wrapper); the TODO above stays for TLS and
+// HTTPS edges. The client has a TCPEdgePolicyModule class but does not expose it (see that test).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { it } from 'node:test';
 import { Ngrok, type Error as NgrokError } from '@ngrok/ngrok-api';
+import { TCPEdgePolicyModule } from '@ngrok/ngrok-api/lib/services.js';
 import { makeChain } from '../helpers/certs.js';
 import { describeEachStore, type Api } from '../helpers/harness.js';
 import { newPublicKey } from '../helpers/secured-resources.js';
@@ -731,5 +736,181 @@ describeEachStore('official TypeScript client (@ngrok/ngrok-api 0.11.0)', (h) =>
     await clientDelete(ngrok.agentIngresses.delete(ingress.id));
     await assertNotFound(ngrok.agentIngresses.get(ingress.id), ingress.id);
     assert.equal((await ngrok.agentIngresses.get(other.id)).domain, `b.${name}`, 'only that one');
+  });
+
+  it('reserved addresses: create, get, update, list, delete — and attaching an endpoint configuration, which the client cannot type', async () => {
+    const api = await h().newAccount();
+    const ngrok = client(h(), api);
+    const ra = await ngrok.reservedAddrs.create({ region: 'eu', description: 'ssh', metadata: 'm1' });
+    assert.match(ra.id, /^ra_/);
+    assert.match(ra.addr, /^1\.tcp\.edgeplane\.app:\d+$/);
+    assert.equal(typeof ra.createdAt, 'string', 'typed Date, left a string');
+    const fetched = await ngrok.reservedAddrs.get(ra.id);
+    assert.equal(fetched.addr, ra.addr);
+    assert.equal(fetched.region, 'eu');
+    assert.equal(fetched.description, 'ssh');
+    assert.equal(fetched.uri, `${h().baseUrl}/reserved_addrs/${ra.id}`);
+
+    await ngrok.reservedAddrs.update({ id: ra.id, description: 'ssh (bastion)' });
+    const reread = await ngrok.reservedAddrs.get(ra.id);
+    assert.equal(reread.description, 'ssh (bastion)');
+    assert.equal(reread.metadata, 'm1');
+    assert.equal(reread.addr, ra.addr, 'the address never changes');
+
+    // The client's ReservedAddr types have no endpoint configuration, but its key rewriting sends
+    // one given by cast and camelCases the answer's Ref.
+    type WithConfiguration = { endpointConfiguration?: { id: string } | null };
+    assert.equal((reread as WithConfiguration).endpointConfiguration, null);
+    const ec = await api.post('/endpoint_configurations', { type: 'tcp' });
+    assert.equal(ec.status, 201, ec.text);
+    type Update = Parameters<typeof ngrok.reservedAddrs.update>[0];
+    const attached = await ngrok.reservedAddrs.update({ id: ra.id, endpointConfigurationId: ec.json.id } as Update);
+    assert.equal((attached as WithConfiguration).endpointConfiguration?.id, ec.json.id);
+    assert.equal((await raw(api, `/reserved_addrs/${ra.id}`)).endpoint_configuration.id, ec.json.id);
+
+    // The region the Python client sends when it has none ("") is the default; the types require one.
+    const other = await ngrok.reservedAddrs.create({ region: '' });
+    assert.equal(other.region, 'us');
+    assert.notEqual(other.addr, ra.addr);
+    await assertListed(ngrok.reservedAddrs.list(), [ra.id, other.id]);
+    await assertClientError(ngrok.reservedAddrs.update({ id: ra.id, region: 'us' } as Update), 400, 'ERR_EP_251', 'region');
+    await clientDelete(ngrok.reservedAddrs.delete(ra.id));
+    await assertNotFound(ngrok.reservedAddrs.get(ra.id), ra.id);
+    assert.equal((await ngrok.reservedAddrs.get(other.id)).addr, other.addr, 'only that one');
+  });
+
+  it('TCP edges: create with hostports and modules, get, update, list, delete — and the client re-casing action config keys', async () => {
+    const api = await h().newAccount();
+    const ngrok = client(h(), api);
+    const [a, b] = [await ngrok.reservedAddrs.create({ region: 'us' }), await ngrok.reservedAddrs.create({ region: 'us' })];
+    const backend = await ngrok.backends.staticBackends.create({ address: 'ssh.internal:22', tls: { enabled: false } });
+    const ipp = await ngrok.ipPolicies.create({ description: 'office' });
+    const edge = await ngrok.edges.edgesTcp.create({
+      description: 'ssh',
+      metadata: 'm1',
+      hostports: [a.addr],
+      backend: { backendId: backend.id },
+      ipRestriction: { ipPolicyIds: [ipp.id] },
+      policy: {
+        inbound: [
+          {
+            name: 'office',
+            expressions: ["inCidrRange(conn.client_ip, '10.0.0.0/8')"],
+            actions: [
+              { type: 'restrict-ips', config: { allow: ['10.0.0.0/8'], ip_policies: [ipp.id] } },
+              { type: 'log', config: { metadata: { 'k8s-app': 'web', Team: 'edge' } } },
+            ],
+          },
+        ],
+        outbound: [],
+      },
+    });
+    assert.match(edge.id, /^edgtcp_/);
+    const fetched = await ngrok.edges.edgesTcp.get(edge.id);
+    assert.equal(fetched.uri, `${h().baseUrl}/edges/tcp/${edge.id}`);
+    assert.deepEqual(fetched.hostports, [a.addr]);
+    assert.equal(fetched.backend?.enabled, true, 'enabled defaults to true');
+    assert.equal(fetched.backend?.backend.id, backend.id, 'backendId reached the server as backend_id');
+    assert.deepEqual(
+      fetched.ipRestriction?.ipPolicies.map((p) => p.id),
+      [ipp.id],
+    );
+    assert.deepEqual(fetched.policy?.outbound, []);
+    assert.equal((fetched as { trafficPolicy?: unknown }).trafficPolicy, null, 'not in the types, camelCased all the same');
+    // CLIENT BUG: an action's config is free-form, yet its keys are rewritten like the API's own:
+    // `ip_policies` comes back as `ipPolicies`, a log metadata key `k8s-app` as `k8sApp`, and
+    // `Team` was sent as `_team`. The server stores and returns what it received.
+    const [restrict, log] = fetched.policy!.inbound[0]!.actions;
+    assert.deepEqual(restrict!.config, { allow: ['10.0.0.0/8'], ipPolicies: [ipp.id] });
+    assert.deepEqual(log!.config, { metadata: { k8sApp: 'web', [clientCamel(clientSnake('Team'))]: 'edge' } });
+    const stored = await raw(api, `/edges/tcp/${edge.id}`);
+    assert.deepEqual(stored.policy.inbound[0].actions[1].config, { metadata: { 'k8s-app': 'web', [clientSnake('Team')]: 'edge' } });
+    // Sending what the client read back (read, modify, write) turns `k8sApp` into `k8s_app`.
+    await ngrok.edges.edgesTcp.update({ id: edge.id, policy: { ...fetched.policy!, enabled: false } });
+    const rewritten = await raw(api, `/edges/tcp/${edge.id}`);
+    assert.equal(rewritten.policy.enabled, false);
+    assert.deepEqual(rewritten.policy.inbound[0].actions[0].config.ip_policies, [ipp.id], 'ipPolicies goes back as ip_policies');
+    assert.deepEqual(rewritten.policy.inbound[0].actions[1].config, { metadata: { k8s_app: 'web', [clientSnake('Team')]: 'edge' } });
+
+    const updated = await ngrok.edges.edgesTcp.update({ id: edge.id, description: 'ssh (moved)', hostports: [b.addr] });
+    assert.deepEqual(updated.hostports, [b.addr]);
+    assert.equal(updated.metadata, 'm1');
+    assert.equal(updated.backend?.backend.id, backend.id, 'modules absent from the update are unchanged');
+    await assertClientError(ngrok.edges.edgesTcp.update({ id: edge.id, hostports: ['nowhere.example:1'] }), 400, 'ERR_EP_7113', 'nowhere.example:1');
+    await assertClientError(ngrok.reservedAddrs.delete(b.id), 409, 'ERR_EP_520', edge.id);
+
+    // The newer traffic_policy module is not in the client's types; given by cast, its YAML value
+    // (a string) is sent and read back untouched.
+    type Create = Parameters<typeof ngrok.edges.edgesTcp.create>[0];
+    const yaml = 'on_tcp_connect:\n  - actions:\n      - type: log\n        config: {metadata: {Team: edge}}\n';
+    const other = await ngrok.edges.edgesTcp.create({ hostports: [a.addr], trafficPolicy: { value: yaml } } as Create);
+    assert.deepEqual((other as { trafficPolicy?: unknown }).trafficPolicy, { enabled: true, value: yaml });
+    assert.equal(other.policy, null);
+
+    await assertListed(ngrok.edges.edgesTcp.list(), [edge.id, other.id]);
+    await clientDelete(ngrok.edges.edgesTcp.delete(edge.id));
+    await assertNotFound(ngrok.edges.edgesTcp.get(edge.id), edge.id);
+    // Its modules and hostports went with it: what they named can go too.
+    await clientDelete(ngrok.backends.staticBackends.delete(backend.id));
+    await clientDelete(ngrok.ipPolicies.delete(ipp.id));
+    await clientDelete(ngrok.reservedAddrs.delete(b.id));
+    await assertNotFound(ngrok.reservedAddrs.get(b.id), b.id);
+    await assertNotFound(ngrok.ipPolicies.get(ipp.id), ipp.id);
+    assert.deepEqual((await ngrok.edges.edgesTcp.get(other.id)).hostports, [a.addr], 'only that one');
+  });
+
+  it('TCP edge modules: backend and IP restriction replace, get, delete — and the policy module the client does not expose', async () => {
+    const api = await h().newAccount();
+    const ngrok = client(h(), api);
+    const edge = await ngrok.edges.edgesTcp.create({ description: 'modules' });
+    const backend = await ngrok.backends.tunnelGroupBackends.create({ labels: asMap({ app: 'ssh' }) });
+    const [p1, p2] = [await ngrok.ipPolicies.create({}), await ngrok.ipPolicies.create({})];
+    const modules = ngrok.edgeModules;
+
+    const replaced = await modules.tcpEdgeBackendModule.replace({ id: edge.id, module: { backendId: backend.id, enabled: false } });
+    assert.deepEqual(replaced, { enabled: false, backend: { id: backend.id, uri: `${h().baseUrl}/backends/tunnel_group/${backend.id}` } });
+    assert.deepEqual(await modules.tcpEdgeBackendModule.get(edge.id), replaced);
+    assert.deepEqual((await raw(api, `/edges/tcp/${edge.id}`)).backend, replaced, 'the wrapper {id, module} was unwrapped');
+    await assertClientError(modules.tcpEdgeBackendModule.replace({ id: edge.id, module: { backendId: 'bkdtg_nope' } }), 400, 'ERR_EP_6501', 'bkdtg_nope');
+    assert.equal((await modules.tcpEdgeBackendModule.get(edge.id)).enabled, false, 'unchanged');
+
+    const restriction = await modules.tcpEdgeIpRestrictionModule.replace({ id: edge.id, module: { ipPolicyIds: [p2.id, p1.id] } });
+    assert.equal(restriction.enabled, true);
+    assert.deepEqual(
+      restriction.ipPolicies.map((p) => p.id),
+      [p2.id, p1.id],
+    );
+    assert.deepEqual(await modules.tcpEdgeIpRestrictionModule.get(edge.id), restriction);
+    await assertClientError(ngrok.ipPolicies.delete(p1.id), 409, 'ERR_EP_1420', edge.id);
+
+    await clientDelete(modules.tcpEdgeBackendModule.delete(edge.id));
+    await assertClientError(modules.tcpEdgeBackendModule.get(edge.id), 404, 'ERR_EP_7200', 'backend');
+    await clientDelete(modules.tcpEdgeBackendModule.delete(edge.id)); // unset: a 204 again
+    await clientDelete(modules.tcpEdgeIpRestrictionModule.delete(edge.id));
+    await assertClientError(modules.tcpEdgeIpRestrictionModule.get(edge.id), 404, 'ERR_EP_7200', 'ip_restriction');
+    const after = await ngrok.edges.edgesTcp.get(edge.id);
+    assert.equal(after.backend, null);
+    assert.equal(after.ipRestriction, null);
+    await clientDelete(ngrok.ipPolicies.delete(p1.id));
+    await assertNotFound(ngrok.ipPolicies.get(p1.id), p1.id);
+
+    // The client ships a TCPEdgePolicyModule class (lib/services) but never puts it on
+    // `edgeModules`: the policy module has no call on the client. Built by hand on the client's
+    // own (private) HTTP client, it works against the server.
+    assert.equal('tcpEdgePolicyModule' in modules, false);
+    const http = (ngrok as unknown as { httpClient: ConstructorParameters<typeof TCPEdgePolicyModule>[0] }).httpClient;
+    const policyModule = new TCPEdgePolicyModule(http);
+    const rule = { name: 'ssh only', expressions: ['conn.server_port == 22'], actions: [{ type: 'deny', config: undefined }] };
+    const policy = await policyModule.replace({ id: edge.id, module: { inbound: [rule], outbound: [] } });
+    assert.deepEqual(policy, { enabled: true, inbound: [{ ...rule, actions: [{ type: 'deny', config: null }] }], outbound: [] });
+    assert.deepEqual(await policyModule.get(edge.id), policy);
+    await assertClientError(
+      policyModule.replace({ id: edge.id, module: { inbound: [], outbound: [{ ...rule, name: 'out' }] } }),
+      400,
+      'ERR_EP_2202',
+      "outbound, rule 'out'",
+    );
+    await clientDelete(policyModule.delete(edge.id));
+    await assertClientError(policyModule.get(edge.id), 404, 'ERR_EP_7200', 'policy');
   });
 });

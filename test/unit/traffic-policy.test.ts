@@ -314,4 +314,13 @@ on_tcp_connect:
     const big = `on_tcp_connect: []\n#${'x'.repeat(MAX_DOCUMENT_BYTES)}`;
     assert.match(fails(doc(big), 2212).message, /bytes long; at most 262144/);
   });
+
+  it('2212: a JSON document with a key given twice (JSON.parse would check only the last), and one over 256 KiB of UTF-8', () => {
+    const phase = '"on_tcp_connect":[{"actions":[{"type":"restrict-ips","config":{"ip_policies":["ipp_' + '0'.repeat(27) + '"]}}]}]';
+    assert.match(fails(() => checkTrafficPolicyDocument(`{${phase},"on_tcp_connect":[]}`, 'tcp'), 2212).message, /key given twice at line 1/);
+    fails(() => checkTrafficPolicyDocument('{"on_tcp_connect":[{"actions":[{"type":"drop"}],"actions":[{"type":"log"}]}]}', 'tcp'), 2212);
+    checkTrafficPolicyDocument(`{${phase}}`, 'tcp');
+    const big = `{"on_tcp_connect":[{"name":"${'é'.repeat(140_000)}","actions":[{"type":"log"}]}]}`;
+    assert.match(fails(() => checkTrafficPolicyDocument(big, 'tcp'), 2212).message, /bytes long/);
+  });
 });

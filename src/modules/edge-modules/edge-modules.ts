@@ -101,7 +101,8 @@ export function trafficPolicyModule(protocol: 'tcp'): ModuleDefinition {
     name: 'traffic_policy',
     title: 'traffic policy document',
     request: Type.Object(
-      { enabled: Enabled, value: Type.String({ maxLength: 262144, description: 'a traffic policy document, JSON or YAML' }) },
+      // Its size (at most 256 KiB of UTF-8) is checked with the document, so that it has one code.
+      { enabled: Enabled, value: Type.String({ description: 'a traffic policy document, JSON or YAML, at most 256 KiB' }) },
       { additionalProperties: false },
     ),
     response: Type.Object({ enabled: Type.Boolean(), value: Type.String() }),

@@ -55,12 +55,15 @@ export function reservedAddrDefinition(settings: DomainSettings) {
         }
         throw errors.addressPoolExhausted({ pool });
       },
-      async beforeUpdate(db, _ctx, _current, changes) {
+      async beforeUpdate(db, _ctx, current, changes) {
         const id = changes.endpoint_configuration_id;
         if (typeof id !== 'string') return;
         const configuration = await db.find('endpoint_configurations', id);
         if (configuration && configuration.type !== 'tcp')
           throw errors.endpointConfigurationType({ field: 'endpoint_configuration_id', id, type: configuration.type, expected: 'tcp' });
+        // An edge serves only addresses without a configuration; the row is locked, so no edge claims it meanwhile.
+        const served = await db.select('tcp_edge_hostports', { reserved_addr_id: current.id });
+        if (served.length > 0) throw errors.reservedAddrInUse({ id: current.id, edges: served.map((s) => s.tcp_edge_id) });
       },
     },
 

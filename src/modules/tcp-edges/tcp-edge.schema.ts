@@ -6,7 +6,6 @@ import { TCP_EDGE_MODULES } from './tcp-edge.modules.js';
 export const MAX_HOSTPORTS = 10;
 
 const Hostports = Type.Array(Type.String({ maxLength: 300 }), {
-  maxItems: 1000,
   description: `reserved addresses (host:port) of the account; at most ${MAX_HOSTPORTS}`,
 });
 

@@ -272,11 +272,22 @@ function parsePolicyDocument(value: unknown): unknown {
   if (bytes > MAX_DOCUMENT_BYTES) throw errors.invalidPolicyDocument({ problem: `is ${bytes} bytes long; at most ${MAX_DOCUMENT_BYTES} are allowed` });
   const text = value.replace(/^\uFEFF/, '');
   if (/^\s*\{/.test(text)) {
+    let parsed: unknown;
     try {
-      return JSON.parse(text) as unknown;
+      parsed = JSON.parse(text) as unknown;
     } catch (error) {
       throw errors.invalidPolicyDocument({ problem: `is not valid JSON: ${clip(String((error as Error).message).split('\n')[0]!, 160)}` });
     }
+    // JSON.parse keeps the last of two equal keys, so what is checked would not be all that is
+    // stored (and echoed): a key given twice is refused, as YAML refuses it. JSON is YAML, whose
+    // parser reports duplicates with their place.
+    const lineCounter = new LineCounter();
+    const duplicate = parseDocument(text, { uniqueKeys: true, lineCounter }).errors.find((e) => e.code === 'DUPLICATE_KEY');
+    if (duplicate) {
+      const { line, col } = lineCounter.linePos(duplicate.pos[0]);
+      throw errors.invalidPolicyDocument({ problem: `has a key given twice at line ${line}, column ${col}; give each key once` });
+    }
+    return parsed;
   }
   const lineCounter = new LineCounter();
   let doc: ReturnType<typeof parseDocument>;
