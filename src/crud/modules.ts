@@ -7,9 +7,13 @@
 import { Type, type TObject } from '@sinclair/typebox';
 import type { RequestContext } from '../core/context.js';
 import type { ApiError } from '../core/errors.js';
-import { Nullable } from '../core/schema.js';
+import { Nullable, type Ref } from '../core/schema.js';
 import type { ScopedDb } from '../db/scoped.js';
-import type { View } from './definition.js';
+
+/** What a module's response is rendered with: Refs of the ids it names. */
+export interface ModuleView {
+  ref(id: string): Ref;
+}
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- module values are JSON of each kind's own shape
 export type ModuleValue = any;
@@ -31,7 +35,7 @@ export interface ModuleDefinition {
   /** Checks that need the account's rows beyond existence, in the transaction. */
   check?(db: ScopedDb, value: ModuleValue): Promise<void>;
   /** The response shape of a stored value. */
-  toApi(value: ModuleValue, view: View): Record<string, unknown>;
+  toApi(value: ModuleValue, view: ModuleView): Record<string, unknown>;
   /** Modules of the same owner this one cannot be set beside (the old `policy` and `traffic_policy`). */
   excludes?: readonly string[];
 }
