@@ -744,11 +744,29 @@ export const catalogue = {
   ),
 
   // TLS certificates
-  certificatePemInvalid: entry<{ reason: string }>(
+  caNotSingle: entry<{ count: number }>(
+    1912,
+    400,
+    'ca_pem holds more than one certificate.',
+    (a) => `ca_pem holds ${a.count} certificates; upload each certificate authority on its own.`,
+  ),
+  caNotCa: entry<{ reason: string }>(
+    1913,
+    400,
+    'The certificate of ca_pem is not a certificate authority.',
+    (a) => `ca_pem is not a certificate authority: ${a.reason}.`,
+  ),
+  certificateAuthorityInUse: entry<{ id: string; referrers: readonly string[] }>(
+    1958,
+    409,
+    'The certificate authority is still used by a mutual TLS module.',
+    (a) => `certificate authority ${a.id} is still used by ${shortList(a.referrers)}; remove it from their mutual_tls modules first.`,
+  ),
+  certificatePemInvalid: entry<{ field: string; reason: string }>(
     1900,
     400,
-    'certificate_pem is not a PEM certificate chain that can be read.',
-    (a) => `certificate_pem ${a.reason}.`,
+    'certificate_pem (or ca_pem) is not PEM certificate data that can be read.',
+    (a) => `${a.field} ${a.reason}.`,
   ),
   privateKeyPemInvalid: entry<{ reason: string }>(
     1901,

@@ -278,6 +278,17 @@ export interface ModuleRefsTable {
   position: number;
 }
 
+export interface CertificateAuthoritiesTable {
+  id: string;
+  account_id: string;
+  description: string;
+  metadata: string;
+  created_at: string;
+  ca_pem: string;
+  /** JSON object: the response fields derived from the certificate. */
+  details: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -306,6 +317,7 @@ export interface Database {
   tcp_edge_hostports: TcpEdgeHostportsTable;
   modules: ModulesTable;
   module_refs: ModuleRefsTable;
+  certificate_authorities: CertificateAuthoritiesTable;
 }
 
 export function toBool(value: SqlBool): boolean {

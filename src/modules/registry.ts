@@ -22,6 +22,7 @@ import { reservedDomainDefinition } from './reserved-domains/reserved-domain.res
 import { tlsCertificateDefinition } from './tls-certificates/tls-certificate.resource.js';
 import { reservedAddrDefinition } from './reserved-addrs/reserved-addr.resource.js';
 import { tcpEdgeDefinition } from './tcp-edges/tcp-edge.resource.js';
+import { certificateAuthorityDefinition } from './certificate-authorities/certificate-authority.resource.js';
 
 export interface ResourceDeps {
   store: Store;
@@ -55,6 +56,7 @@ export function resourceDefinitions({ auth, ipGuard, sealer, domains }: Omit<Res
     agentIngresses: agentIngressDefinition(domains),
     reservedAddrs: reservedAddrDefinition(domains),
     tcpEdges: tcpEdgeDefinition,
+    certificateAuthorities: certificateAuthorityDefinition,
   } satisfies Record<string, AnyDefinition>;
 }
 

@@ -80,6 +80,12 @@ export const securedResources: SecuredResource[] = [
     describable: true,
     parts: ['certificate_management_policy'],
   },
+  {
+    path: '/certificate_authorities',
+    create: async () => ({ ca_pem: (await makeChain()).root.certPem }),
+    update: { description: 'changed' },
+    describable: true,
+  },
   { path: '/reserved_addrs', create: () => ({ region: 'eu' }), update: { description: 'changed' }, describable: true, parts: ['endpoint_configuration'] },
   {
     path: '/edges/tcp',

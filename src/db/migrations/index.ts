@@ -9,6 +9,7 @@ import { joinTableAccounts } from './0005-join-table-accounts.js';
 import { uniqueUserNames } from './0006-unique-user-names.js';
 import { domains } from './0007-domains.js';
 import { edges } from './0008-edges.js';
+import { certificateAuthorities } from './0009-certificate-authorities.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -22,6 +23,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0006-unique-user-names': uniqueUserNames(),
         '0007-domains': domains(dialect),
         '0008-edges': edges(dialect),
+        '0009-certificate-authorities': certificateAuthorities(dialect),
       };
     },
   };

@@ -60,17 +60,18 @@ const armor = (type: string, base64: string) => `-----BEGIN ${type}-----\n${base
 
 const KEY_BLOCKS = ['PRIVATE KEY', 'RSA PRIVATE KEY', 'EC PRIVATE KEY', 'ENCRYPTED PRIVATE KEY'];
 
-function readChain(pem: string): { certs: NodeCertificate[]; parsed: x509.X509Certificate[]; armored: string[] } {
+function readChain(pem: string, field: 'certificate_pem' | 'ca_pem'): { certs: NodeCertificate[]; parsed: x509.X509Certificate[]; armored: string[] } {
   const found = blocks(pem);
-  if (found.length === 0) {
-    if (/PRIVATE KEY-----/.test(pem)) throw errors.keyAsCertificate();
-    throw errors.certificatePemInvalid({ reason: 'has no PEM block (-----BEGIN CERTIFICATE-----)' });
+  const key = found.find((b) => KEY_BLOCKS.includes(b.type));
+  if (key || (found.length === 0 && /PRIVATE KEY-----/.test(pem))) {
+    if (field === 'certificate_pem') throw errors.keyAsCertificate();
+    throw errors.pemBlockType({ field, type: key?.type ?? 'PRIVATE KEY', expected: 'one CERTIFICATE block' });
   }
-  if (found.some((b) => KEY_BLOCKS.includes(b.type))) throw errors.keyAsCertificate();
+  if (found.length === 0) throw errors.certificatePemInvalid({ field, reason: 'has no PEM block (-----BEGIN CERTIFICATE-----)' });
   const other = found.find((b) => b.type !== 'CERTIFICATE');
-  if (other) throw errors.pemBlockType({ field: 'certificate_pem', type: other.type, expected: 'CERTIFICATE blocks only' });
-  if (found.some((b) => b.headers)) throw errors.pemHeaders({ field: 'certificate_pem' });
-  if (found.length > MAX_CHAIN) throw errors.certificatePemInvalid({ reason: `has ${found.length} certificates; a chain has at most ${MAX_CHAIN}` });
+  if (other) throw errors.pemBlockType({ field, type: other.type, expected: 'CERTIFICATE blocks only' });
+  if (found.some((b) => b.headers)) throw errors.pemHeaders({ field });
+  if (found.length > MAX_CHAIN) throw errors.certificatePemInvalid({ field, reason: `has ${found.length} certificates; a chain has at most ${MAX_CHAIN}` });
   const armored = found.map((b) => armor('CERTIFICATE', b.body));
   const certs: NodeCertificate[] = [];
   const parsed: x509.X509Certificate[] = [];
@@ -79,7 +80,7 @@ function readChain(pem: string): { certs: NodeCertificate[]; parsed: x509.X509Ce
       certs.push(new NodeCertificate(text));
       parsed.push(new x509.X509Certificate(text));
     } catch {
-      throw errors.certificatePemInvalid({ reason: `has a certificate (number ${i + 1}) that cannot be parsed as X.509` });
+      throw errors.certificatePemInvalid({ field, reason: `has a certificate (number ${i + 1}) that cannot be parsed as X.509` });
     }
   }
   return { certs, parsed, armored };
@@ -169,7 +170,7 @@ function detailsOf(leaf: x509.X509Certificate): { details: CertificateDetails; d
 
 /** Reads and checks an upload; throws the API error for the first problem found. */
 export function readCertificateUpload(certificatePem: string, privateKeyPem: string, now: Date): ReadCertificate {
-  const { certs, parsed, armored } = readChain(certificatePem);
+  const { certs, parsed, armored } = readChain(certificatePem, 'certificate_pem');
   const key = readKey(privateKeyPem);
   const keyType = keyTypeOf(key);
   for (let i = 0; i + 1 < certs.length; i++) {
@@ -186,4 +187,27 @@ export function readCertificateUpload(certificatePem: string, privateKeyPem: str
     keyType,
     keyPem: key.export({ type: 'pkcs8', format: 'pem' }) as string,
   };
+}
+
+/** The fields of a certificate authority's response, derived from its certificate. */
+export type CaDetails = Pick<CertificateDetails, 'subject_common_name' | 'not_before' | 'not_after' | 'key_usages' | 'extended_key_usages'>;
+
+/**
+ * An uploaded certificate authority: one certificate, a CA by its basic constraints, whose key
+ * usage (when it has one) allows signing certificates, not expired.
+ */
+export function readCaUpload(caPem: string, now: Date): { caPem: string; details: CaDetails } {
+  const { parsed, armored } = readChain(caPem, 'ca_pem');
+  if (parsed.length > 1) throw errors.caNotSingle({ count: parsed.length });
+  const ca = parsed[0]!;
+  const constraints = ca.getExtension(x509.BasicConstraintsExtension);
+  if (!constraints?.ca)
+    throw errors.caNotCa({ reason: constraints ? 'its basic constraints say CA:FALSE' : 'it has no basic constraints extension (CA:TRUE)' });
+  const usages = ca.getExtension(x509.KeyUsagesExtension);
+  if (usages && (usages.usages & x509.KeyUsageFlags.keyCertSign) === 0)
+    throw errors.caNotCa({ reason: 'its key usage does not allow signing certificates (keyCertSign)' });
+  const { details } = detailsOf(ca);
+  if (ca.notAfter.getTime() <= now.getTime()) throw errors.certificateExpired({ notAfter: details.not_after });
+  const { subject_common_name, not_before, not_after, key_usages, extended_key_usages } = details;
+  return { caPem: armored[0]!, details: { subject_common_name, not_before, not_after, key_usages, extended_key_usages } };
 }

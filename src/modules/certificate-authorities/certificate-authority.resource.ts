@@ -1,0 +1,53 @@
+// Certificate authorities that mutual TLS modules trust: one CA certificate each, checked as a CA
+// (basic constraints, key usage) when uploaded; the response fields are derived from it then.
+import { Type } from '@sinclair/typebox';
+import { errors } from '../../core/errors.js';
+import { Body, BoundedString, DescribedCreate, DescribedFields, DescribedPatch, Timestamp } from '../../core/schema.js';
+import { describedColumns } from '../../core/schema.js';
+import { defineResource } from '../../crud/definition.js';
+import type { CertificateAuthoritiesTable } from '../../db/schema.js';
+import { readCaUpload, type CaDetails } from '../tls-certificates/tls-certificate-pem.js';
+
+export const CertificateAuthority = Type.Object(
+  {
+    ...DescribedFields('ca'),
+    ca_pem: Type.String({ description: 'the CA certificate, PEM' }),
+    subject_common_name: Type.String(),
+    not_before: Timestamp,
+    not_after: Timestamp,
+    key_usages: Type.Array(Type.String()),
+    extended_key_usages: Type.Array(Type.String()),
+  },
+  { description: 'certificate authority trusted by mutual TLS modules' },
+);
+
+export const CertificateAuthorityCreate = Body({
+  ...DescribedCreate,
+  ca_pem: BoundedString(65536, { description: 'one CA certificate, PEM' }),
+});
+export const CertificateAuthorityUpdate = Body(DescribedPatch);
+
+export const certificateAuthorityDefinition = defineResource({
+  kind: 'certificate_authority',
+  title: 'certificate authority',
+  prefix: 'ca',
+  path: '/certificate_authorities',
+  listKey: 'certificate_authorities',
+  table: 'certificate_authorities',
+  schemas: { resource: CertificateAuthority, create: CertificateAuthorityCreate, update: CertificateAuthorityUpdate },
+  inUse: (id, referrers) => errors.certificateAuthorityInUse({ id, referrers }),
+
+  prepare(ctx, body) {
+    const read = readCaUpload(body.ca_pem, ctx.now);
+    return { row: { ...describedColumns(body), ca_pem: read.caPem, details: JSON.stringify(read.details) } };
+  },
+
+  toApi: (row: CertificateAuthoritiesTable) => ({
+    id: row.id,
+    created_at: row.created_at,
+    description: row.description,
+    metadata: row.metadata,
+    ca_pem: row.ca_pem,
+    ...(JSON.parse(row.details) as CaDetails),
+  }),
+});
