@@ -783,7 +783,7 @@ export const catalogue = {
   certificateExpired: entry<{ notAfter: string }>(
     1903,
     400,
-    'The leaf certificate has expired.',
+    'The uploaded certificate (the leaf of a chain, or a certificate authority) has expired.',
     (a) => `the certificate expired at ${a.notAfter}; upload a certificate that is still valid.`,
   ),
   privateKeyType: entry<{ type: string }>(

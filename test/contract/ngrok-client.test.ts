@@ -616,6 +616,44 @@ describeEachStore('official TypeScript client (@ngrok/ngrok-api 0.11.0)', (h) =>
     assert.equal((await ngrok.tlsCertificates.get(other.id)).id, other.id, 'only that one');
   });
 
+  it('certificate authorities: create, get with camelCased fields, update, list, delete', async () => {
+    const api = await h().newAccount();
+    const ngrok = client(h(), api);
+    const chain = await makeChain({ intermediates: 1 });
+    const ca = await ngrok.certificateAuthorities.create({ caPem: chain.root.certPem, description: 'mtls roots', metadata: 'm1' });
+    assert.match(ca.id, /^ca_/);
+    const fetched = await ngrok.certificateAuthorities.get(ca.id);
+    assert.equal(fetched.uri, `${h().baseUrl}/certificate_authorities/${ca.id}`);
+    assert.equal(fetched.caPem, chain.root.certPem);
+    assert.equal(fetched.subjectCommonName, 'Test Root CA');
+    assert.deepEqual(fetched.keyUsages, ['cert_sign', 'crl_sign'], 'values are not rewritten');
+    assert.deepEqual(fetched.extendedKeyUsages, []);
+    // Times are typed Date but stay strings, as everywhere in this client.
+    assert.equal(fetched.notBefore as unknown as string, iso(chain.root.cert.notBefore.getTime()));
+    assert.equal(fetched.notAfter as unknown as string, iso(chain.root.cert.notAfter.getTime()));
+    assert.deepEqual(
+      Object.keys(fetched).sort(),
+      Object.keys(await raw(api, `/certificate_authorities/${ca.id}`))
+        .map(clientCamel)
+        .sort(),
+    );
+
+    await ngrok.certificateAuthorities.update({ id: ca.id, description: 'mtls roots (2025)' });
+    const reread = await ngrok.certificateAuthorities.get(ca.id);
+    assert.equal(reread.description, 'mtls roots (2025)');
+    assert.equal(reread.metadata, 'm1');
+    assert.equal(reread.caPem, fetched.caPem, 'the certificate is unchanged');
+
+    const other = await ngrok.certificateAuthorities.create({ caPem: chain.intermediates[0]!.certPem });
+    assert.equal(other.subjectCommonName, 'Test Intermediate CA');
+    await assertListed(ngrok.certificateAuthorities.list(), [ca.id, other.id]);
+    // A leaf is no CA: the client's error object with the server's code.
+    await assertClientError(ngrok.certificateAuthorities.create({ caPem: chain.leaf.certPem }), 400, 'ERR_EP_1913', 'CA:FALSE');
+    await clientDelete(ngrok.certificateAuthorities.delete(ca.id));
+    await assertNotFound(ngrok.certificateAuthorities.get(ca.id), ca.id);
+    assert.equal((await ngrok.certificateAuthorities.get(other.id)).id, other.id, 'only that one');
+  });
+
   it('reserved domains: create with a policy, get its status, update, list, detach the policy, attach and detach a certificate, delete', async () => {
     const api = await h().newAccount();
     const ngrok = client(h(), api);

@@ -179,3 +179,40 @@ export function encryptedPkcs8Pem(key: KeyObject, passphrase = 'x'): string {
 export function legacyEncryptedPem(key: KeyObject): string {
   return key.export({ type: 'pkcs1', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'x' }) as string;
 }
+
+export interface OddCaOptions {
+  /** subject and issuer CN, default 'Odd CA' */
+  commonName?: string;
+  /** the BasicConstraints extension: CA:TRUE (default), CA:FALSE, or none at all */
+  basicConstraints?: 'ca' | 'not-ca' | 'absent';
+  /** KeyUsage flags, default keyCertSign | cRLSign; null leaves the extension out */
+  keyUsages?: x509.KeyUsageFlags | null;
+  /** validity, default now-1day .. now+1year */
+  notBefore?: Date;
+  notAfter?: Date;
+}
+
+/** A self-signed ECDSA P-256 certificate shaped like a CA but with what a CA upload may refuse. */
+export async function oddCa(options: OddCaOptions = {}): Promise<Issued> {
+  const keys = await generate('ecdsa');
+  const now = Date.now();
+  const name = [{ CN: [options.commonName ?? 'Odd CA'] }];
+  const constraints = options.basicConstraints ?? 'ca';
+  const usages = options.keyUsages === undefined ? x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign : options.keyUsages;
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: serial(),
+    subject: name,
+    issuer: name,
+    notBefore: options.notBefore ?? new Date(now - DAY),
+    notAfter: options.notAfter ?? new Date(now + 365 * DAY),
+    signingAlgorithm: ALGS.ecdsa,
+    publicKey: keys.publicKey,
+    signingKey: keys.privateKey,
+    extensions: [
+      ...(constraints === 'absent' ? [] : [new x509.BasicConstraintsExtension(constraints === 'ca', undefined, true)]),
+      ...(usages === null ? [] : [new x509.KeyUsagesExtension(usages, true)]),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+    ],
+  });
+  return toIssued(cert, keys.privateKey);
+}

@@ -71,6 +71,7 @@ function readChain(pem: string, field: 'certificate_pem' | 'ca_pem'): { certs: N
   const other = found.find((b) => b.type !== 'CERTIFICATE');
   if (other) throw errors.pemBlockType({ field, type: other.type, expected: 'CERTIFICATE blocks only' });
   if (found.some((b) => b.headers)) throw errors.pemHeaders({ field });
+  if (field === 'ca_pem' && found.length > 1) throw errors.caNotSingle({ count: found.length });
   if (found.length > MAX_CHAIN) throw errors.certificatePemInvalid({ field, reason: `has ${found.length} certificates; a chain has at most ${MAX_CHAIN}` });
   const armored = found.map((b) => armor('CERTIFICATE', b.body));
   const certs: NodeCertificate[] = [];
@@ -198,7 +199,6 @@ export type CaDetails = Pick<CertificateDetails, 'subject_common_name' | 'not_be
  */
 export function readCaUpload(caPem: string, now: Date): { caPem: string; details: CaDetails } {
   const { parsed, armored } = readChain(caPem, 'ca_pem');
-  if (parsed.length > 1) throw errors.caNotSingle({ count: parsed.length });
   const ca = parsed[0]!;
   const constraints = ca.getExtension(x509.BasicConstraintsExtension);
   if (!constraints?.ca)
