@@ -901,6 +901,55 @@ export const catalogue = {
     (a) => `the ${a.module} and ${a.other} modules exclude each other; send one of them.`,
   ),
 
+  hostportPort443: entry<{ value: string }>(
+    7116,
+    400,
+    'A hostport of a TLS or HTTPS edge is not on port 443.',
+    (a) => `hostport '${a.value}' must use port 443 (a reserved domain as '<domain>:443').`,
+  ),
+  hostportNotDomain: entry<{ value: string }>(
+    7133,
+    400,
+    'A hostport of a TLS or HTTPS edge is not a reserved domain of this account.',
+    (a) => `hostport '${a.value}' is not a reserved domain of your account; reserve it with POST /reserved_domains and use '<domain>:443'.`,
+  ),
+  domainInUseByEdge: entry<{ id: string; edges: readonly string[] }>(
+    446,
+    409,
+    'The reserved domain is still served by an edge.',
+    (a) => `reserved domain ${a.id} is served by ${shortList(a.edges)}; remove it from the edge's hostports or delete the edge first.`,
+  ),
+  certificateAuthorityNotFound: entry<{ id: string }>(
+    1957,
+    400,
+    'mutual_tls.certificate_authority_ids names no certificate authority of this account.',
+    (a) => `certificate authority '${a.id}' in mutual_tls.certificate_authority_ids is not a certificate authority (ca_…) of this account.`,
+  ),
+  invalidTerminateAt: entry<{ value: string }>(
+    224,
+    400,
+    'tls_termination.terminate_at is not edge or upstream.',
+    (a) => `tls_termination.terminate_at '${a.value}' is not supported; use edge or upstream.`,
+  ),
+  invalidMinVersion: entry<{ value: string }>(
+    7107,
+    400,
+    'tls_termination.min_version is not a TLS version from 1.0 to 1.3.',
+    (a) => `tls_termination.min_version '${a.value}' is not supported; use 1.0, 1.1, 1.2 or 1.3.`,
+  ),
+  minVersionUpstream: entry(
+    7108,
+    400,
+    'tls_termination.min_version is set while TLS terminates upstream.',
+    () => 'tls_termination.min_version applies only when TLS terminates at the edge; leave it null with terminate_at upstream.',
+  ),
+  mutualTlsNeedsEdgeTermination: entry(
+    1694,
+    400,
+    'Mutual TLS is set while TLS terminates upstream.',
+    () => 'mutual_tls needs TLS terminated at the edge; set tls_termination.terminate_at to edge, or delete the mutual_tls module.',
+  ),
+
   // Traffic policy (the policy and traffic_policy modules)
   invalidExpression: entry<{ where: string; rule: string; expression: string; position: string; reason: string }>(
     2200,

@@ -36,6 +36,12 @@ export interface ModuleDefinition {
   check?(db: ScopedDb, value: ModuleValue): Promise<void>;
   /** The response shape of a stored value. */
   toApi(value: ModuleValue, view: ModuleView): Record<string, unknown>;
+  /**
+   * A rule between this module and the owner's other modules as they are about to be (mutual TLS
+   * needs TLS terminated at the edge): the 400 when it is broken. Checked whenever a module of the
+   * owner changes.
+   */
+  conflicts?(value: ModuleValue, siblings: ReadonlyMap<string, ModuleValue>): ApiError | undefined;
   /** Modules of the same owner this one cannot be set beside (the old `policy` and `traffic_policy`). */
   excludes?: readonly string[];
 }

@@ -22,7 +22,7 @@ import {
   type View,
 } from './definition.js';
 import { readLinks, writeLinks, type Kinds } from './kinds.js';
-import { readModules, removeModules, writeModule, type ModuleDefinition, type StoredModule } from './modules.js';
+import { readModules, removeModules, writeModule, type ModuleDefinition, type ModuleValue, type StoredModule } from './modules.js';
 
 export type { ResourceSchemas };
 
@@ -174,9 +174,20 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
   };
 
   /** Writes modules of an owner, in the transaction: their ids checked, no module they exclude left beside them. */
-  const writeModules = async (db: ScopedDb, ownerId: string, parsed: readonly (readonly [ModuleDefinition, StoredModule])[], setNames: ReadonlySet<string>) => {
+  const writeModules = async (
+    db: ScopedDb,
+    ownerId: string,
+    parsed: readonly (readonly [ModuleDefinition, StoredModule])[],
+    stored: ReadonlyMap<string, ModuleValue>,
+  ) => {
+    const after = new Map(stored);
+    for (const [m, module] of parsed) after.set(m.name, module.value);
+    for (const [name, value] of after) {
+      const broken = moduleNamed.get(name)?.conflicts?.(value, after);
+      if (broken) throw broken;
+    }
     for (const [m, module] of parsed) {
-      const other = m.excludes?.find((name) => setNames.has(name) && !parsed.some(([o]) => o.name === name));
+      const other = m.excludes?.find((name) => stored.has(name) && !parsed.some(([o]) => o.name === name));
       if (other) throw errors.moduleExclusive({ module: m.name, other, owner: ownerId });
       if (module.refs.length > 0)
         await kinds.requireExisting(db, module.refs, m.refKinds ?? [], m.notFound ?? ((id) => errors.notFound({ title: 'resource', id })));
@@ -185,8 +196,13 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
     }
   };
 
-  const setModuleNames = async (db: ScopedDb, ownerId: string) =>
-    new Set(modules.length === 0 ? [] : (await db.select('modules', { owner_id: ownerId })).map((r) => r.name));
+  /** The values of the owner's modules as stored, by name. */
+  const storedModules = async (db: ScopedDb, ownerId: string, without?: string): Promise<Map<string, ModuleValue>> => {
+    const stored = new Map<string, ModuleValue>();
+    if (modules.length === 0) return stored;
+    for (const [name, m] of (await readModules(db, [ownerId])).get(ownerId) ?? []) if (name !== without) stored.set(name, m.value);
+    return stored;
+  };
 
   const moduleOf = (name: string) => {
     const m = moduleNamed.get(name);
@@ -259,7 +275,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
           const { account_id: _account, ...columns } = row;
           await db.insert(table, columns as never);
           await writeLinkFields(db, row.id, parsed);
-          await writeModules(db, row.id, parsedModules, new Set());
+          await writeModules(db, row.id, parsedModules, new Map());
           await d.hooks?.afterWrite?.(db, ctx, row, 'create', bodyObject);
           return (await expand(db, [row]))[0]!;
         });
@@ -331,7 +347,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
           await d.hooks?.beforeUpdate?.(db, ctx, current, changes);
           await db.update(table, { id: current.id } as never, changes as never);
           await writeLinkFields(db, row.id, parsed);
-          if (parsedModules.length > 0) await writeModules(db, row.id, parsedModules, await setModuleNames(db, row.id));
+          if (parsedModules.length > 0) await writeModules(db, row.id, parsedModules, await storedModules(db, row.id));
           await d.hooks?.afterWrite?.(db, ctx, row, 'update', fields);
           return (await expand(db, [row]))[0]!;
         });
@@ -386,7 +402,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
           const db = scoped(trx, ctx);
           const current = await load(db, path, true);
           await authorize(ctx, 'update', { row: current, body: { [name]: body } }, db);
-          await writeModules(db, current.id, parsed, await setModuleNames(db, current.id));
+          await writeModules(db, current.id, parsed, await storedModules(db, current.id));
           await d.hooks?.afterWrite?.(db, ctx, current, 'update');
           return current;
         });
@@ -405,6 +421,12 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
           const db = scoped(trx, ctx);
           const current = await load(db, path, true);
           await authorize(ctx, 'update', { row: current }, db);
+          // What stays must still hold together (removing TLS termination under mutual TLS).
+          const remaining = await storedModules(db, current.id, name);
+          for (const [other, value] of remaining) {
+            const broken = moduleNamed.get(other)?.conflicts?.(value, remaining);
+            if (broken) throw broken;
+          }
           await writeModule(db, current.id, name, undefined);
           await d.hooks?.afterWrite?.(db, ctx, current, 'update');
           return current;

@@ -289,6 +289,22 @@ export interface CertificateAuthoritiesTable {
   details: string;
 }
 
+export interface TlsEdgesTable {
+  id: string;
+  account_id: string;
+  description: string;
+  metadata: string;
+  created_at: string;
+}
+
+/** The reserved domains an edge (TLS or HTTPS) serves; a domain is served by one edge at most. */
+export interface EdgeDomainsTable {
+  edge_id: string;
+  reserved_domain_id: string;
+  account_id: string;
+  position: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -318,6 +334,8 @@ export interface Database {
   modules: ModulesTable;
   module_refs: ModuleRefsTable;
   certificate_authorities: CertificateAuthoritiesTable;
+  tls_edges: TlsEdgesTable;
+  edge_domains: EdgeDomainsTable;
 }
 
 export function toBool(value: SqlBool): boolean {

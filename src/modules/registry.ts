@@ -23,6 +23,7 @@ import { tlsCertificateDefinition } from './tls-certificates/tls-certificate.res
 import { reservedAddrDefinition } from './reserved-addrs/reserved-addr.resource.js';
 import { tcpEdgeDefinition } from './tcp-edges/tcp-edge.resource.js';
 import { certificateAuthorityDefinition } from './certificate-authorities/certificate-authority.resource.js';
+import { tlsEdgeDefinition } from './tls-edges/tls-edge.resource.js';
 
 export interface ResourceDeps {
   store: Store;
@@ -57,6 +58,7 @@ export function resourceDefinitions({ auth, ipGuard, sealer, domains }: Omit<Res
     reservedAddrs: reservedAddrDefinition(domains),
     tcpEdges: tcpEdgeDefinition,
     certificateAuthorities: certificateAuthorityDefinition,
+    tlsEdges: tlsEdgeDefinition,
   } satisfies Record<string, AnyDefinition>;
 }
 

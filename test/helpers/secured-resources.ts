@@ -86,6 +86,21 @@ export const securedResources: SecuredResource[] = [
     update: { description: 'changed' },
     describable: true,
   },
+  {
+    path: '/edges/tls',
+    create: () => ({ description: 'security suite' }),
+    update: { description: 'changed' },
+    describable: true,
+    modules: {
+      // The suite's calls are refused before the ids a module names are looked up.
+      backend: { backend_id: `bkdtg_${'0'.repeat(27)}` },
+      ip_restriction: { ip_policy_ids: [`ipp_${'0'.repeat(27)}`] },
+      mutual_tls: { certificate_authority_ids: [`ca_${'0'.repeat(27)}`] },
+      tls_termination: { terminate_at: 'edge', min_version: '1.2' },
+      policy: { inbound: [{ name: 'deny all', expressions: [], actions: [{ type: 'deny' }] }] },
+      traffic_policy: { value: '{"on_tcp_connect":[]}' },
+    },
+  },
   { path: '/reserved_addrs', create: () => ({ region: 'eu' }), update: { description: 'changed' }, describable: true, parts: ['endpoint_configuration'] },
   {
     path: '/edges/tcp',

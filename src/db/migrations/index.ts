@@ -10,6 +10,7 @@ import { uniqueUserNames } from './0006-unique-user-names.js';
 import { domains } from './0007-domains.js';
 import { edges } from './0008-edges.js';
 import { certificateAuthorities } from './0009-certificate-authorities.js';
+import { tlsEdges } from './0010-tls-edges.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -24,6 +25,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0007-domains': domains(dialect),
         '0008-edges': edges(dialect),
         '0009-certificate-authorities': certificateAuthorities(dialect),
+        '0010-tls-edges': tlsEdges(dialect),
       };
     },
   };

@@ -116,3 +116,61 @@ export function trafficPolicyModule(protocol: 'tcp'): ModuleDefinition {
     excludes: ['policy'],
   };
 }
+
+export const mutualTlsModule: ModuleDefinition = {
+  name: 'mutual_tls',
+  title: 'mutual TLS',
+  request: Type.Object(
+    {
+      enabled: Enabled,
+      certificate_authority_ids: Type.Array(IdString('ca', 'certificate authority'), {
+        maxItems: 50,
+        uniqueItems: true,
+        description: 'up to 50 certificate authorities of the account, each once',
+      }),
+    },
+    { additionalProperties: false },
+  ),
+  response: Type.Object({ enabled: Type.Boolean(), certificate_authorities: Type.Array(Ref) }),
+  parse: (body: { enabled?: boolean; certificate_authority_ids: string[] }) => ({
+    value: { enabled: body.enabled ?? true, certificate_authority_ids: body.certificate_authority_ids },
+    refs: body.certificate_authority_ids,
+  }),
+  refKinds: ['certificate_authority'],
+  notFound: (id) => errors.certificateAuthorityNotFound({ id }),
+  // Client certificates are checked where TLS is terminated: with no tls_termination module, at the edge.
+  conflicts: (value: { enabled: boolean }, siblings) => {
+    const termination = siblings.get('tls_termination') as { enabled: boolean; terminate_at: string } | undefined;
+    return value.enabled && termination?.enabled && termination.terminate_at === 'upstream' ? errors.mutualTlsNeedsEdgeTermination() : undefined;
+  },
+  toApi: (value: { enabled: boolean; certificate_authority_ids: string[] }, view) => ({
+    enabled: value.enabled,
+    certificate_authorities: value.certificate_authority_ids.map((id) => view.ref(id)),
+  }),
+};
+
+const TLS_VERSIONS = ['1.0', '1.1', '1.2', '1.3'];
+
+/** TLS termination of a TLS edge: at the edge (with a minimum version) or upstream. */
+export const tlsTerminationModule: ModuleDefinition = {
+  name: 'tls_termination',
+  title: 'TLS termination',
+  request: Type.Object(
+    {
+      enabled: Enabled,
+      terminate_at: Type.Optional(Type.String({ maxLength: 16, description: 'edge (default) or upstream' })),
+      min_version: Type.Optional(Nullable(Type.String({ maxLength: 8, description: '1.0, 1.1, 1.2 or 1.3; only with terminate_at edge' }))),
+    },
+    { additionalProperties: false },
+  ),
+  response: Type.Object({ enabled: Type.Boolean(), terminate_at: Type.String(), min_version: Nullable(Type.String()) }),
+  parse: (body: { enabled?: boolean; terminate_at?: string; min_version?: string | null }) => {
+    const terminateAt = body.terminate_at ?? 'edge';
+    if (terminateAt !== 'edge' && terminateAt !== 'upstream') throw errors.invalidTerminateAt({ value: terminateAt });
+    const minVersion = body.min_version ?? null;
+    if (minVersion !== null && !TLS_VERSIONS.includes(minVersion)) throw errors.invalidMinVersion({ value: minVersion });
+    if (minVersion !== null && terminateAt === 'upstream') throw errors.minVersionUpstream();
+    return { value: { enabled: body.enabled ?? true, terminate_at: terminateAt, min_version: minVersion }, refs: [] };
+  },
+  toApi: (value: { enabled: boolean; terminate_at: string; min_version: string | null }) => ({ ...value }),
+};

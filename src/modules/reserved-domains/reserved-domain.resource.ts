@@ -92,6 +92,7 @@ export function reservedDomainDefinition(settings: DomainSettings) {
     table: 'reserved_domains',
     schemas: { resource: ReservedDomain, create: ReservedDomainCreate, update: ReservedDomainUpdate },
     immutable: ['domain', 'region'],
+    inUse: (id, edges) => errors.domainInUseByEdge({ id, edges }),
     references: [
       { column: 'certificate_id', kinds: ['tls_certificate'], notFound: (id) => errors.tlsCertificateNotFound({ id }), onDelete: 'restrict' },
       ...ENDPOINT_CONFIGURATION_FIELDS.map(({ column }) => ({
