@@ -3,6 +3,7 @@
 // them, and a unique index on `edge_domains.reserved_domain_id` holds the rule whatever happens.
 import { errors } from '../../core/errors.js';
 import type { ScopedDb } from '../../db/scoped.js';
+import type { HostportKind } from './hostport-edge.js';
 
 export const MAX_DOMAIN_HOSTPORTS = 10;
 
@@ -50,3 +51,5 @@ export async function domainHostportsOf(db: ScopedDb, edgeIds: readonly string[]
   for (const l of links) out.set(l.edge_id, [...(out.get(l.edge_id) ?? []), `${nameOf.get(l.reserved_domain_id)}:443`]);
   return out;
 }
+
+export const domainHostports: HostportKind = { read: readDomainHostports, claim: claimDomainHostports, release: releaseDomainHostports, of: domainHostportsOf };

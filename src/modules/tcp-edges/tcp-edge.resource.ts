@@ -2,10 +2,10 @@
 // reserved address of the account without an endpoint configuration, served by one edge at most:
 // its row is locked while the edge claims it, and a unique index holds the rule whatever happens.
 import { errors } from '../../core/errors.js';
-import { describedChanges, describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
 import type { ScopedDb } from '../../db/scoped.js';
 import type { TcpEdgesTable } from '../../db/schema.js';
+import { hostportEdge, type HostportKind } from '../edge-hostports/hostport-edge.js';
 import { TCP_EDGE_MODULES } from './tcp-edge.modules.js';
 import { MAX_HOSTPORTS, TcpEdge, TcpEdgeCreate, TcpEdgeUpdate } from './tcp-edge.schema.js';
 
@@ -46,7 +46,22 @@ async function claimHostports(db: ScopedDb, edgeId: string, hostports: readonly 
   );
 }
 
-type WithHostports = TcpEdgesTable & { served?: string[] };
+/** The addresses of a page of edges, `host:port` in order: two queries. */
+async function hostportsOf(db: ScopedDb, edgeIds: readonly string[]): Promise<Map<string, string[]>> {
+  const links = await db.select('tcp_edge_hostports', { tcp_edge_id: edgeIds }, { orderBy: ['tcp_edge_id', 'position'] });
+  const addrs = await db.select('reserved_addrs', { id: links.map((l) => l.reserved_addr_id) });
+  const addrOf = new Map(addrs.map((a) => [a.id, a.addr]));
+  const byEdge = new Map<string, string[]>();
+  for (const l of links) byEdge.set(l.tcp_edge_id, [...(byEdge.get(l.tcp_edge_id) ?? []), addrOf.get(l.reserved_addr_id)!]);
+  return byEdge;
+}
+
+const tcpHostports: HostportKind = {
+  read: readHostports,
+  claim: claimHostports,
+  release: async (db, edgeId) => void (await db.delete('tcp_edge_hostports', { tcp_edge_id: edgeId })),
+  of: hostportsOf,
+};
 
 export const tcpEdgeDefinition = defineResource({
   kind: 'tcp_edge',
@@ -59,43 +74,12 @@ export const tcpEdgeDefinition = defineResource({
   modules: TCP_EDGE_MODULES,
   holds: [{ table: 'tcp_edge_hostports', column: 'reserved_addr_id', referrer: 'tcp_edge_id', kinds: ['reserved_addr'] }],
 
-  prepare(_ctx, body) {
-    if (body.hostports) readHostports(body.hostports);
-    return { row: describedColumns(body) };
-  },
-
-  patch(_ctx, body) {
-    if (body.hostports) readHostports(body.hostports);
-    return describedChanges(body);
-  },
-
+  ...hostportEdge<TcpEdgesTable>(tcpHostports),
   hooks: {
-    async afterWrite(db, _ctx, row, operation, body) {
-      const hostports = body?.hostports as string[] | null | undefined;
-      if (operation !== 'delete' && hostports) await claimHostports(db, row.id, readHostports(hostports));
-    },
-    async beforeDelete(db, _ctx, row) {
-      await db.delete('tcp_edge_hostports', { tcp_edge_id: row.id });
-    },
-    async expand(db, rows) {
-      const links = await db.select('tcp_edge_hostports', { tcp_edge_id: rows.map((r) => r.id) }, { orderBy: ['tcp_edge_id', 'position'] });
-      const addrs = await db.select('reserved_addrs', { id: links.map((l) => l.reserved_addr_id) });
-      const addrOf = new Map(addrs.map((a) => [a.id, a.addr]));
-      const byEdge = new Map<string, string[]>();
-      for (const l of links) byEdge.set(l.tcp_edge_id, [...(byEdge.get(l.tcp_edge_id) ?? []), addrOf.get(l.reserved_addr_id)!]);
-      return rows.map((r) => ({ ...r, served: byEdge.get(r.id) }));
-    },
+    ...hostportEdge<TcpEdgesTable>(tcpHostports).hooks,
     onUniqueViolation: (target) =>
       target === 'tcp_edge_hostports_reserved_addr_id_key'
         ? errors.conflict({ title: 'TCP edge', reason: 'another edge claimed one of its hostports at the same moment' })
         : undefined,
   },
-
-  toApi: (row: WithHostports) => ({
-    id: row.id,
-    created_at: row.created_at,
-    description: row.description,
-    metadata: row.metadata,
-    hostports: row.served && row.served.length > 0 ? row.served : null,
-  }),
 });

@@ -1,18 +1,13 @@
 // TLS edges: reserved domains of the account as hostports (`<domain>:443`) and the modules of a
 // TLS endpoint, each the definition TCP edges (and, later, HTTPS edges) use.
 import { Type } from '@sinclair/typebox';
-import { Body, DescribedCreate, DescribedFields, DescribedPatch, Nullable, Patch, describedChanges, describedColumns } from '../../core/schema.js';
+import { Body, DescribedCreate, DescribedFields, DescribedPatch, Nullable, Patch } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
 import { moduleFields, moduleRequestFields } from '../../crud/modules.js';
 import type { TlsEdgesTable } from '../../db/schema.js';
 import { backendModule, ipRestrictionModule, mutualTlsModule, policyModule, tlsTerminationModule, trafficPolicyModule } from '../edge-modules/edge-modules.js';
-import {
-  claimDomainHostports,
-  domainHostportsOf,
-  MAX_DOMAIN_HOSTPORTS,
-  readDomainHostports,
-  releaseDomainHostports,
-} from '../edge-hostports/domain-hostports.js';
+import { domainHostports, MAX_DOMAIN_HOSTPORTS } from '../edge-hostports/domain-hostports.js';
+import { hostportEdge } from '../edge-hostports/hostport-edge.js';
 
 const TLS_EDGE_MODULES = [backendModule, ipRestrictionModule, mutualTlsModule, tlsTerminationModule, policyModule('tcp'), trafficPolicyModule('tcp')];
 
@@ -31,8 +26,6 @@ export const TlsEdge = Type.Object(
 const TlsEdgeCreate = Body({ ...DescribedCreate, hostports: Type.Optional(Nullable(Hostports)), ...moduleRequestFields(TLS_EDGE_MODULES) });
 const TlsEdgeUpdate = Body({ ...DescribedPatch, hostports: Patch(Hostports), ...moduleRequestFields(TLS_EDGE_MODULES) });
 
-type WithHostports = TlsEdgesTable & { served?: string[] };
-
 export const tlsEdgeDefinition = defineResource({
   kind: 'tls_edge',
   title: 'TLS edge',
@@ -44,36 +37,5 @@ export const tlsEdgeDefinition = defineResource({
   modules: TLS_EDGE_MODULES,
   holds: [{ table: 'edge_domains', column: 'reserved_domain_id', referrer: 'edge_id', kinds: ['reserved_domain'] }],
 
-  prepare(_ctx, body) {
-    if (body.hostports) readDomainHostports(body.hostports);
-    return { row: describedColumns(body) };
-  },
-
-  patch(_ctx, body) {
-    if (body.hostports) readDomainHostports(body.hostports);
-    return describedChanges(body);
-  },
-
-  hooks: {
-    async afterWrite(db, _ctx, row, operation, body) {
-      const hostports = body?.hostports as string[] | null | undefined;
-      if (operation !== 'delete' && hostports) await claimDomainHostports(db, row.id, readDomainHostports(hostports));
-    },
-    beforeDelete: (db, _ctx, row) => releaseDomainHostports(db, row.id),
-    async expand(db, rows) {
-      const served = await domainHostportsOf(
-        db,
-        rows.map((r) => r.id),
-      );
-      return rows.map((r) => ({ ...r, served: served.get(r.id) }));
-    },
-  },
-
-  toApi: (row: WithHostports) => ({
-    id: row.id,
-    created_at: row.created_at,
-    description: row.description,
-    metadata: row.metadata,
-    hostports: row.served && row.served.length > 0 ? row.served : null,
-  }),
+  ...hostportEdge<TlsEdgesTable>(domainHostports),
 });

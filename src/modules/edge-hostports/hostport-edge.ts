@@ -1,0 +1,59 @@
+// What TCP and TLS edges (and, later, HTTPS edges) do alike with their hostports: check their
+// form before the transaction, claim them in it (the body's list replaces the stored one), free
+// them when the edge goes, and show them (null when none). Each kind of hostport says how.
+import { describedChanges, describedColumns } from '../../core/schema.js';
+import type { ScopedDb } from '../../db/scoped.js';
+
+export interface HostportKind {
+  /** The request's values checked for form, as they are looked up. */
+  read(values: readonly string[]): string[];
+  /** Makes `values` (from `read`) the ones the edge serves, in order; in the transaction. */
+  claim(db: ScopedDb, edgeId: string, values: readonly string[]): Promise<void>;
+  release(db: ScopedDb, edgeId: string): Promise<void>;
+  /** The hostports of a page of edges, in order. */
+  of(db: ScopedDb, edgeIds: readonly string[]): Promise<Map<string, string[]>>;
+}
+
+interface EdgeRow {
+  id: string;
+  created_at: string;
+  description: string;
+  metadata: string;
+}
+
+type EdgeBody = { hostports?: string[] | null; description?: string | null; metadata?: string | null };
+
+/** The `prepare`, `patch`, `hooks` and `toApi` of an edge definition with hostports of this kind. */
+export function hostportEdge<Row extends EdgeRow>(kind: HostportKind) {
+  return {
+    prepare(_ctx: unknown, body: EdgeBody & { description?: string; metadata?: string }) {
+      if (body.hostports) kind.read(body.hostports);
+      return { row: describedColumns(body) as Omit<Row, 'id' | 'account_id' | 'created_at'> };
+    },
+    patch(_ctx: unknown, body: EdgeBody): Partial<Row> {
+      if (body.hostports) kind.read(body.hostports);
+      return describedChanges(body) as Partial<Row>;
+    },
+    hooks: {
+      async afterWrite(db: ScopedDb, _ctx: unknown, row: Row, operation: 'create' | 'update' | 'delete', body?: Record<string, unknown>) {
+        const hostports = body?.hostports as string[] | null | undefined;
+        if (operation !== 'delete' && hostports) await kind.claim(db, row.id, kind.read(hostports));
+      },
+      beforeDelete: (db: ScopedDb, _ctx: unknown, row: Row) => kind.release(db, row.id),
+      async expand(db: ScopedDb, rows: Row[]): Promise<Row[]> {
+        const served = await kind.of(
+          db,
+          rows.map((r) => r.id),
+        );
+        return rows.map((r) => ({ ...r, served: served.get(r.id) }));
+      },
+    },
+    toApi: (row: Row & { served?: string[] }) => ({
+      id: row.id,
+      created_at: row.created_at,
+      description: row.description,
+      metadata: row.metadata,
+      hostports: row.served && row.served.length > 0 ? row.served : null,
+    }),
+  };
+}
