@@ -17,8 +17,9 @@
 // TODO(edges): module replace through edgeModules.* once edges and their modules are served.
 //
 // Reserved addresses and TCP edges include the TCP edge module calls (edgeModules.tcpEdge*
-// replace/get/delete, which send the `{"id", "module"}` wrapper); the TODO above stays for TLS and
-// HTTPS edges. The client has a TCPEdgePolicyModule class but does not expose it (see that test).
+// replace/get/delete, which send the `{"id", "module"}` wrapper). TLS edges include their
+// mutual_tls and tls_termination module calls; the TODO above stays for HTTPS edges. The client
+// has a TCPEdgePolicyModule class but does not expose it (see that test).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { it } from 'node:test';
@@ -950,5 +951,80 @@ describeEachStore('official TypeScript client (@ngrok/ngrok-api 0.11.0)', (h) =>
     );
     await clientDelete(policyModule.delete(edge.id));
     await assertClientError(policyModule.get(edge.id), 404, 'ERR_EP_7200', 'policy');
+  });
+
+  it('TLS edges: create with domains, mutual TLS and TLS termination, get, update, list, delete — and the module calls', async () => {
+    const api = await h().newAccount();
+    const ngrok = client(h(), api);
+    const [d1, d2] = [
+      await ngrok.reservedDomains.create({ domain: `${randomBytes(4).toString('hex')}.example.com`, region: 'us' }),
+      await ngrok.reservedDomains.create({ domain: `*.${randomBytes(4).toString('hex')}.example.com`, region: 'us' }),
+    ];
+    const ca = await ngrok.certificateAuthorities.create({ caPem: (await makeChain()).root.certPem });
+    const backend = await ngrok.backends.staticBackends.create({ address: 'app.internal:443', tls: { enabled: true } });
+    const edge = await ngrok.edges.edgesTls.create({
+      description: 'tls',
+      metadata: 'm1',
+      hostports: [`${d1.domain}:443`],
+      backend: { backendId: backend.id },
+      mutualTls: { certificateAuthorityIds: [ca.id] },
+      tlsTermination: { terminateAt: 'edge', minVersion: '1.2' },
+    });
+    assert.match(edge.id, /^edgtls_/);
+    const fetched = await ngrok.edges.edgesTls.get(edge.id);
+    assert.equal(fetched.uri, `${h().baseUrl}/edges/tls/${edge.id}`);
+    assert.deepEqual(fetched.hostports, [`${d1.domain}:443`]);
+    assert.equal(fetched.backend?.backend.id, backend.id);
+    assert.deepEqual(fetched.mutualTls, { enabled: true, certificateAuthorities: [{ id: ca.id, uri: `${h().baseUrl}/certificate_authorities/${ca.id}` }] });
+    assert.deepEqual(fetched.tlsTermination, { enabled: true, terminateAt: 'edge', minVersion: '1.2' });
+    assert.deepEqual((await raw(api, `/edges/tls/${edge.id}`)).tls_termination, { enabled: true, terminate_at: 'edge', min_version: '1.2' });
+    assert.equal(fetched.policy, null);
+
+    const updated = await ngrok.edges.edgesTls.update({ id: edge.id, description: 'tls (moved)', hostports: [`${d2.domain}:443`] });
+    assert.deepEqual(updated.hostports, [`${d2.domain}:443`], 'a wildcard domain as *.<domain>:443');
+    assert.equal(updated.metadata, 'm1');
+    assert.equal(updated.mutualTls?.certificateAuthorities[0]?.id, ca.id, 'modules absent from the update are unchanged');
+    await assertClientError(ngrok.edges.edgesTls.update({ id: edge.id, tlsTermination: { terminateAt: 'upstream' } }), 400, 'ERR_EP_1694');
+    await assertClientError(ngrok.reservedDomains.delete(d2.id), 409, 'ERR_EP_446', edge.id);
+    await assertClientError(ngrok.certificateAuthorities.delete(ca.id), 409, 'ERR_EP_1958', edge.id);
+
+    // The module calls send the {id, module} wrapper.
+    const modules = ngrok.edgeModules;
+    const mtls = await modules.tlsEdgeMutualTlsModule.replace({ id: edge.id, module: { enabled: false, certificateAuthorityIds: [ca.id] } });
+    assert.deepEqual(mtls, { enabled: false, certificateAuthorities: fetched.mutualTls!.certificateAuthorities });
+    assert.deepEqual(await modules.tlsEdgeMutualTlsModule.get(edge.id), mtls);
+    await assertClientError(
+      modules.tlsEdgeMutualTlsModule.replace({ id: edge.id, module: { certificateAuthorityIds: ['ca_nope'] } }),
+      400,
+      'ERR_EP_1957',
+      'ca_nope',
+    );
+    await modules.tlsEdgeMutualTlsModule.replace({ id: edge.id, module: { certificateAuthorityIds: [ca.id] } });
+    await assertClientError(modules.tlsEdgeTlsTerminationModule.replace({ id: edge.id, module: { terminateAt: 'upstream' } }), 400, 'ERR_EP_1694');
+    assert.equal((await modules.tlsEdgeTlsTerminationModule.get(edge.id)).minVersion, '1.2', 'unchanged');
+    await clientDelete(modules.tlsEdgeMutualTlsModule.delete(edge.id));
+    await assertClientError(modules.tlsEdgeMutualTlsModule.get(edge.id), 404, 'ERR_EP_7200', 'mutual_tls');
+    // The types say minVersion is a string or absent; the server answers null with upstream, and
+    // the client passes that null through.
+    const upstream = await modules.tlsEdgeTlsTerminationModule.replace({ id: edge.id, module: { terminateAt: 'upstream' } });
+    assert.deepEqual(upstream, { enabled: true, terminateAt: 'upstream', minVersion: null });
+    assert.deepEqual(await modules.tlsEdgeTlsTerminationModule.get(edge.id), upstream);
+    await clientDelete(modules.tlsEdgeTlsTerminationModule.delete(edge.id));
+    await assertClientError(modules.tlsEdgeTlsTerminationModule.get(edge.id), 404, 'ERR_EP_7200', 'tls_termination');
+    const after = await ngrok.edges.edgesTls.get(edge.id);
+    assert.equal(after.mutualTls, null);
+    assert.equal(after.tlsTermination, null);
+
+    const other = await ngrok.edges.edgesTls.create({ hostports: [`${d1.domain}:443`] });
+    await assertListed(ngrok.edges.edgesTls.list(), [edge.id, other.id]);
+    await clientDelete(ngrok.edges.edgesTls.delete(edge.id));
+    await assertNotFound(ngrok.edges.edgesTls.get(edge.id), edge.id);
+    // Its modules and domains went with it: what they named can go too.
+    await clientDelete(ngrok.reservedDomains.delete(d2.id));
+    await clientDelete(ngrok.certificateAuthorities.delete(ca.id));
+    await clientDelete(ngrok.backends.staticBackends.delete(backend.id));
+    await assertNotFound(ngrok.reservedDomains.get(d2.id), d2.id);
+    await assertNotFound(ngrok.certificateAuthorities.get(ca.id), ca.id);
+    assert.deepEqual((await ngrok.edges.edgesTls.get(other.id)).hostports, [`${d1.domain}:443`], 'only that one');
   });
 });
