@@ -182,10 +182,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
   ) => {
     const after = new Map(stored);
     for (const [m, module] of parsed) after.set(m.name, module.value);
-    for (const [name, value] of after) {
-      const broken = moduleNamed.get(name)?.conflicts?.(value, after);
-      if (broken) throw broken;
-    }
+    checkConflicts(after);
     for (const [m, module] of parsed) {
       const other = m.excludes?.find((name) => stored.has(name) && !parsed.some(([o]) => o.name === name));
       if (other) throw errors.moduleExclusive({ module: m.name, other, owner: ownerId });
@@ -196,12 +193,47 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
     }
   };
 
-  /** The values of the owner's modules as stored, by name. */
+  /** The rules between modules (`conflicts`) hold for the owner's modules as a change leaves them. */
+  const checkConflicts = (after: ReadonlyMap<string, ModuleValue>) => {
+    for (const [name, value] of after) {
+      const broken = moduleNamed.get(name)?.conflicts?.(value, after);
+      if (broken) throw broken;
+    }
+  };
+
+  /** The values of the owner's modules as stored, by name (the ids they name are not needed here). */
   const storedModules = async (db: ScopedDb, ownerId: string, without?: string): Promise<Map<string, ModuleValue>> => {
-    const stored = new Map<string, ModuleValue>();
-    if (modules.length === 0) return stored;
-    for (const [name, m] of (await readModules(db, [ownerId])).get(ownerId) ?? []) if (name !== without) stored.set(name, m.value);
-    return stored;
+    if (modules.length === 0) return new Map();
+    const rows = await db.select('modules', { owner_id: ownerId });
+    return new Map(rows.filter((r) => r.name !== without).map((r) => [r.name, JSON.parse(r.value) as ModuleValue]));
+  };
+
+  /**
+   * A change of the owner that is not a PATCH (a detach, a module PUT or DELETE), as one
+   * transaction: the row locked, the change authorized as an update, `work` done, then the
+   * kind's afterWrite and afterCommit. `work` returns undefined when it changed nothing.
+   */
+  const changeOwner = async (
+    ctx: RequestContext,
+    path: PathIds,
+    body: Record<string, unknown> | undefined,
+    work: (db: ScopedDb, current: Row) => Promise<Row | undefined>,
+  ): Promise<void> => {
+    let changed: Row;
+    try {
+      changed = await withTx(store, async (trx) => {
+        const db = scoped(trx, ctx);
+        const current = await load(db, path, true);
+        await authorize(ctx, 'update', { row: current, body }, db);
+        const row = await work(db, current);
+        if (!row) return current;
+        await d.hooks?.afterWrite?.(db, ctx, row, 'update');
+        return row;
+      });
+    } catch (error) {
+      throw translateConflict(d, error, {});
+    }
+    d.hooks?.afterCommit?.(ctx, 'update', changed as unknown as RowOf<T>);
   };
 
   const moduleOf = (name: string) => {
@@ -361,24 +393,13 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
     async detach(ctx, path, part) {
       const take = d.detach?.[part];
       if (!take) throw new Error(`${d.kind} has no part ${part} to detach`);
-      let updated: Row;
-      try {
-        updated = await withTx(store, async (trx) => {
-          const db = scoped(trx, ctx);
-          const current = await load(db, path, true);
-          await authorize(ctx, 'update', { row: current }, db);
-          const changes = take(current, ctx) as Partial<Row>;
-          if (Object.keys(changes).length === 0) return current;
-          const row = { ...current, ...changes } as Row;
-          await d.hooks?.beforeUpdate?.(db, ctx, current, changes);
-          await db.update(table, { id: current.id } as never, changes as never);
-          await d.hooks?.afterWrite?.(db, ctx, row, 'update');
-          return row;
-        });
-      } catch (error) {
-        throw translateConflict(d, error, {});
-      }
-      d.hooks?.afterCommit?.(ctx, 'update', updated as unknown as RowOf<T>);
+      await changeOwner(ctx, path, undefined, async (db, current) => {
+        const changes = take(current, ctx) as Partial<Row>;
+        if (Object.keys(changes).length === 0) return undefined;
+        await d.hooks?.beforeUpdate?.(db, ctx, current, changes);
+        await db.update(table, { id: current.id } as never, changes as never);
+        return { ...current, ...changes } as Row;
+      });
     },
 
     async getModule(ctx, path, name) {
@@ -387,54 +408,30 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
       const module = await read(async () => {
         const owner = await load(db, path);
         await authorize(ctx, 'get', { row: owner }, db);
-        return (await readModules(db, [owner.id])).get(owner.id)?.get(name);
+        return (await storedModules(db, owner.id)).get(name) as ModuleValue | undefined;
       });
-      if (!module) throw errors.moduleNotSet({ module: m.name, owner: path.id ?? '' });
-      return m.toApi(module.value, view(ctx));
+      if (module === undefined) throw errors.moduleNotSet({ module: m.name, owner: path.id ?? '' });
+      return m.toApi(module, view(ctx));
     },
 
     async putModule(ctx, path, name, body) {
       const m = moduleOf(name);
       const parsed = [[m, m.parse(body, ctx)] as const];
-      let owner: Row;
-      try {
-        owner = await withTx(store, async (trx) => {
-          const db = scoped(trx, ctx);
-          const current = await load(db, path, true);
-          await authorize(ctx, 'update', { row: current, body: { [name]: body } }, db);
-          await writeModules(db, current.id, parsed, await storedModules(db, current.id));
-          await d.hooks?.afterWrite?.(db, ctx, current, 'update');
-          return current;
-        });
-      } catch (error) {
-        throw translateConflict(d, error, {});
-      }
-      d.hooks?.afterCommit?.(ctx, 'update', owner as unknown as RowOf<T>);
+      await changeOwner(ctx, path, { [name]: body }, async (db, current) => {
+        await writeModules(db, current.id, parsed, await storedModules(db, current.id));
+        return current;
+      });
       return m.toApi(parsed[0]![1].value, view(ctx));
     },
 
     async deleteModule(ctx, path, name) {
       moduleOf(name);
-      let owner: Row;
-      try {
-        owner = await withTx(store, async (trx) => {
-          const db = scoped(trx, ctx);
-          const current = await load(db, path, true);
-          await authorize(ctx, 'update', { row: current }, db);
-          // What stays must still hold together (removing TLS termination under mutual TLS).
-          const remaining = await storedModules(db, current.id, name);
-          for (const [other, value] of remaining) {
-            const broken = moduleNamed.get(other)?.conflicts?.(value, remaining);
-            if (broken) throw broken;
-          }
-          await writeModule(db, current.id, name, undefined);
-          await d.hooks?.afterWrite?.(db, ctx, current, 'update');
-          return current;
-        });
-      } catch (error) {
-        throw translateConflict(d, error, {});
-      }
-      d.hooks?.afterCommit?.(ctx, 'update', owner as unknown as RowOf<T>);
+      await changeOwner(ctx, path, undefined, async (db, current) => {
+        // What stays must still hold together (removing TLS termination under mutual TLS).
+        checkConflicts(await storedModules(db, current.id, name));
+        await writeModule(db, current.id, name, undefined);
+        return current;
+      });
     },
 
     async remove(ctx, path) {
