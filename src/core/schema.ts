@@ -118,3 +118,8 @@ export function describedColumns(body: { description?: string; metadata?: string
 export function describedChanges(body: { description?: string | null; metadata?: string | null }): { description?: string; metadata?: string } {
   return { ...(body.description != null && { description: body.description }), ...(body.metadata != null && { metadata: body.metadata }) };
 }
+
+/** The response fields every resource with a description starts with, from its row (`uri` is added by the core). */
+export function describedResponse(row: { id: string; created_at: string; description: string; metadata: string }) {
+  return { id: row.id, created_at: row.created_at, description: row.description, metadata: row.metadata };
+}

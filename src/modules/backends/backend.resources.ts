@@ -2,7 +2,7 @@
 // that something still uses; failover and weighted backends keep their children in
 // backend_links, checked against the account and for cycles in the transaction.
 import { errors } from '../../core/errors.js';
-import { describedChanges, describedColumns } from '../../core/schema.js';
+import { describedChanges, describedColumns, describedResponse } from '../../core/schema.js';
 import { defineResource, type LinkItem } from '../../crud/definition.js';
 import {
   toBool,
@@ -16,12 +16,6 @@ import { BACKEND_KINDS, backendNotFound, checkNoCycle } from './backend-links.js
 import * as S from './backend.schema.js';
 import { checkAddress, checkFailoverChildren, checkHeaders, checkLabels, checkResponseBody, checkStatusCode, checkWeightedChildren } from './backend-values.js';
 
-const described = (row: { id: string; created_at: string; description: string; metadata: string }) => ({
-  id: row.id,
-  created_at: row.created_at,
-  description: row.description,
-  metadata: row.metadata,
-});
 const inUse = (id: string, referrers: readonly string[]) => errors.backendInUse({ id, referrers });
 const children = { table: 'backend_links', from: 'parent_id', to: 'child_id', kinds: BACKEND_KINDS, notFound: backendNotFound, check: checkNoCycle } as const;
 
@@ -40,7 +34,7 @@ export const tunnelGroupBackend = defineResource({
     ...(body.labels != null && { labels: JSON.stringify(checkLabels(body.labels)) }),
   }),
   // No agents connect to this control plane yet, so no tunnel ever matches the labels.
-  toApi: (row: TunnelGroupBackendsTable) => ({ ...described(row), labels: JSON.parse(row.labels) as Record<string, string>, tunnels: [] }),
+  toApi: (row: TunnelGroupBackendsTable) => ({ ...describedResponse(row), labels: JSON.parse(row.labels) as Record<string, string>, tunnels: [] }),
 });
 
 export const httpResponseBackend = defineResource({
@@ -67,7 +61,7 @@ export const httpResponseBackend = defineResource({
     ...(body.status_code != null && { status_code: checkStatusCode(body.status_code) }),
   }),
   toApi: (row: HttpResponseBackendsTable) => ({
-    ...described(row),
+    ...describedResponse(row),
     body: row.body,
     headers: JSON.parse(row.headers) as Record<string, string>,
     status_code: Number(row.status_code),
@@ -89,7 +83,7 @@ export const staticBackend = defineResource({
     ...(body.address != null && { address: checkAddress(body.address) }),
     ...(body.tls != null && { tls_enabled: body.tls.enabled ?? false }),
   }),
-  toApi: (row: StaticBackendsTable) => ({ ...described(row), address: row.address, tls: { enabled: toBool(row.tls_enabled) } }),
+  toApi: (row: StaticBackendsTable) => ({ ...describedResponse(row), address: row.address, tls: { enabled: toBool(row.tls_enabled) } }),
 });
 
 export const failoverBackend = defineResource({
@@ -103,7 +97,7 @@ export const failoverBackend = defineResource({
   inUse,
   links: { backends: { ...children, parse: checkFailoverChildren } },
   prepare: (_ctx, body) => ({ row: describedColumns(body) }),
-  toApi: (row: FailoverBackendsTable & { backends: LinkItem[] }) => ({ ...described(row), backends: row.backends.map((c) => c.id) }),
+  toApi: (row: FailoverBackendsTable & { backends: LinkItem[] }) => ({ ...describedResponse(row), backends: row.backends.map((c) => c.id) }),
 });
 
 export const weightedBackend = defineResource({
@@ -118,7 +112,7 @@ export const weightedBackend = defineResource({
   links: { backends: { ...children, weighted: true, parse: checkWeightedChildren } },
   prepare: (_ctx, body) => ({ row: describedColumns(body) }),
   toApi: (row: WeightedBackendsTable & { backends: LinkItem[] }) => ({
-    ...described(row),
+    ...describedResponse(row),
     backends: Object.fromEntries(row.backends.map((c) => [c.id, c.weight ?? 0])),
   }),
 });

@@ -2,8 +2,7 @@
 // (basic constraints, key usage) when uploaded; the response fields are derived from it then.
 import { Type } from '@sinclair/typebox';
 import { errors } from '../../core/errors.js';
-import { Body, BoundedString, DescribedCreate, DescribedFields, DescribedPatch, Timestamp } from '../../core/schema.js';
-import { describedColumns } from '../../core/schema.js';
+import { Body, BoundedString, DescribedCreate, DescribedFields, DescribedPatch, describedColumns, describedResponse, Timestamp } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
 import type { CertificateAuthoritiesTable } from '../../db/schema.js';
 import { readCaUpload, type CaDetails } from '../tls-certificates/tls-certificate-pem.js';
@@ -43,10 +42,7 @@ export const certificateAuthorityDefinition = defineResource({
   },
 
   toApi: (row: CertificateAuthoritiesTable) => ({
-    id: row.id,
-    created_at: row.created_at,
-    description: row.description,
-    metadata: row.metadata,
+    ...describedResponse(row),
     ca_pem: row.ca_pem,
     ...(JSON.parse(row.details) as CaDetails),
   }),

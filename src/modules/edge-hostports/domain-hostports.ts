@@ -52,4 +52,12 @@ export async function domainHostportsOf(db: ScopedDb, edgeIds: readonly string[]
   return out;
 }
 
-export const domainHostports: HostportKind = { read: readDomainHostports, claim: claimDomainHostports, release: releaseDomainHostports, of: domainHostportsOf };
+export const domainHostports: HostportKind = {
+  read: readDomainHostports,
+  claim: claimDomainHostports,
+  release: releaseDomainHostports,
+  of: domainHostportsOf,
+  uniqueIndex: 'edge_domains_reserved_domain_id_key',
+  requestDescription: `reserved domains of the account as <domain>:443; at most ${MAX_DOMAIN_HOSTPORTS}`,
+  responseDescription: 'the reserved domains served, as <domain>:443; null when none',
+};

@@ -1,7 +1,20 @@
 // What TCP and TLS edges (and, later, HTTPS edges) do alike with their hostports: check their
 // form before the transaction, claim them in it (the body's list replaces the stored one), free
 // them when the edge goes, and show them (null when none). Each kind of hostport says how.
-import { describedChanges, describedColumns } from '../../core/schema.js';
+import { Type } from '@sinclair/typebox';
+import { errors } from '../../core/errors.js';
+import {
+  Body,
+  DescribedCreate,
+  DescribedFields,
+  DescribedPatch,
+  Nullable,
+  Patch,
+  describedChanges,
+  describedColumns,
+  describedResponse,
+} from '../../core/schema.js';
+import { moduleFields, moduleRequestFields, type ModuleDefinition } from '../../crud/modules.js';
 import type { ScopedDb } from '../../db/scoped.js';
 
 export interface HostportKind {
@@ -12,6 +25,28 @@ export interface HostportKind {
   release(db: ScopedDb, edgeId: string): Promise<void>;
   /** The hostports of a page of edges, in order. */
   of(db: ScopedDb, edgeIds: readonly string[]): Promise<Map<string, string[]>>;
+  /** The unique index that keeps a hostport on one edge. */
+  uniqueIndex: string;
+  /** What the request's and the response's lists hold, for the schemas. */
+  requestDescription: string;
+  responseDescription: string;
+}
+
+/** The resource, create and update schemas of an edge: description, metadata, hostports and its modules. */
+export function edgeSchemas(spec: { prefix: string; title: string; hostports: HostportKind; modules: readonly ModuleDefinition[] }) {
+  const Hostports = Type.Array(Type.String({ maxLength: 300 }), { description: spec.hostports.requestDescription });
+  return {
+    resource: Type.Object(
+      {
+        ...DescribedFields(spec.prefix),
+        hostports: Nullable(Type.Array(Type.String(), { description: spec.hostports.responseDescription })),
+        ...moduleFields(spec.modules),
+      },
+      { description: spec.title },
+    ),
+    create: Body({ ...DescribedCreate, hostports: Type.Optional(Nullable(Hostports)), ...moduleRequestFields(spec.modules) }),
+    update: Body({ ...DescribedPatch, hostports: Patch(Hostports), ...moduleRequestFields(spec.modules) }),
+  };
 }
 
 interface EdgeRow {
@@ -47,12 +82,12 @@ export function hostportEdge<Row extends EdgeRow>(kind: HostportKind) {
         );
         return rows.map((r) => ({ ...r, served: served.get(r.id) }));
       },
+      // The claimed rows are locked, so only a change no lock saw could trip the index.
+      onUniqueViolation: (target: string) =>
+        target === kind.uniqueIndex ? errors.conflict({ title: 'edge', reason: 'another edge claimed one of its hostports at the same moment' }) : undefined,
     },
     toApi: (row: Row & { served?: string[] }) => ({
-      id: row.id,
-      created_at: row.created_at,
-      description: row.description,
-      metadata: row.metadata,
+      ...describedResponse(row),
       hostports: row.served && row.served.length > 0 ? row.served : null,
     }),
   };

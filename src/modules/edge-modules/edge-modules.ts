@@ -2,7 +2,7 @@
 // the ids it names. TCP edges use them now; TLS edges, HTTPS routes and endpoint configurations
 // list the same definitions.
 import { Type } from '@sinclair/typebox';
-import { errors } from '../../core/errors.js';
+import { errors, type ApiError } from '../../core/errors.js';
 import { IdString, Nullable, Ref } from '../../core/schema.js';
 import type { ModuleDefinition } from '../../crud/modules.js';
 import { BACKEND_KINDS } from '../backends/backend-links.js';
@@ -26,32 +26,62 @@ export const backendModule: ModuleDefinition = {
   toApi: (value: { enabled: boolean; backend_id: string }, view) => ({ enabled: value.enabled, backend: view.ref(value.backend_id) }),
 };
 
-export const ipRestrictionModule: ModuleDefinition = {
+/**
+ * A module that names resources of the account by id (`ip_policy_ids`) and shows them as Refs
+ * (`ip_policies`): IP restriction and mutual TLS.
+ */
+function idListModule(spec: {
+  name: string;
+  title: string;
+  /** The request's list of ids, and the response's list of Refs. */
+  field: string;
+  shown: string;
+  prefix: string;
+  /** What an id names, one and many: the schema's descriptions. */
+  what: string;
+  whats: string;
+  max: number;
+  kinds: readonly string[];
+  notFound(id: string): ApiError;
+}): ModuleDefinition {
+  type Value = { enabled: boolean } & Record<string, unknown>;
+  return {
+    name: spec.name,
+    title: spec.title,
+    request: Type.Object(
+      {
+        enabled: Enabled,
+        [spec.field]: Type.Array(IdString(spec.prefix, spec.what), {
+          maxItems: spec.max,
+          uniqueItems: true,
+          description: `up to ${spec.max} ${spec.whats} of the account, each once`,
+        }),
+      },
+      { additionalProperties: false },
+    ),
+    response: Type.Object({ enabled: Type.Boolean(), [spec.shown]: Type.Array(Ref) }),
+    parse: (body: { enabled?: boolean } & Record<string, unknown>) => {
+      const ids = body[spec.field] as string[];
+      return { value: { enabled: body.enabled ?? true, [spec.field]: ids }, refs: ids };
+    },
+    refKinds: spec.kinds,
+    notFound: spec.notFound,
+    toApi: (value: Value, view) => ({ enabled: value.enabled, [spec.shown]: (value[spec.field] as string[]).map((id) => view.ref(id)) }),
+  };
+}
+
+export const ipRestrictionModule = idListModule({
   name: 'ip_restriction',
   title: 'IP restriction',
-  request: Type.Object(
-    {
-      enabled: Enabled,
-      ip_policy_ids: Type.Array(IdString('ipp', 'IP policy'), {
-        maxItems: MAX_POLICIES_PER_RESTRICTION,
-        uniqueItems: true,
-        description: `up to ${MAX_POLICIES_PER_RESTRICTION} IP policies of the account, each once`,
-      }),
-    },
-    { additionalProperties: false },
-  ),
-  response: Type.Object({ enabled: Type.Boolean(), ip_policies: Type.Array(Ref) }),
-  parse: (body: { enabled?: boolean; ip_policy_ids: string[] }) => ({
-    value: { enabled: body.enabled ?? true, ip_policy_ids: body.ip_policy_ids },
-    refs: body.ip_policy_ids,
-  }),
-  refKinds: ['ip_policy'],
+  field: 'ip_policy_ids',
+  shown: 'ip_policies',
+  prefix: 'ipp',
+  what: 'IP policy',
+  whats: 'IP policies',
+  max: MAX_POLICIES_PER_RESTRICTION,
+  kinds: ['ip_policy'],
   notFound: policyNotFound('ip_restriction.ip_policy_ids'),
-  toApi: (value: { enabled: boolean; ip_policy_ids: string[] }, view) => ({
-    enabled: value.enabled,
-    ip_policies: value.ip_policy_ids.map((id) => view.ref(id)),
-  }),
-};
+});
 
 const Action = Type.Object(
   {
@@ -118,35 +148,23 @@ export function trafficPolicyModule(protocol: 'tcp'): ModuleDefinition {
 }
 
 export const mutualTlsModule: ModuleDefinition = {
-  name: 'mutual_tls',
-  title: 'mutual TLS',
-  request: Type.Object(
-    {
-      enabled: Enabled,
-      certificate_authority_ids: Type.Array(IdString('ca', 'certificate authority'), {
-        maxItems: 50,
-        uniqueItems: true,
-        description: 'up to 50 certificate authorities of the account, each once',
-      }),
-    },
-    { additionalProperties: false },
-  ),
-  response: Type.Object({ enabled: Type.Boolean(), certificate_authorities: Type.Array(Ref) }),
-  parse: (body: { enabled?: boolean; certificate_authority_ids: string[] }) => ({
-    value: { enabled: body.enabled ?? true, certificate_authority_ids: body.certificate_authority_ids },
-    refs: body.certificate_authority_ids,
+  ...idListModule({
+    name: 'mutual_tls',
+    title: 'mutual TLS',
+    field: 'certificate_authority_ids',
+    shown: 'certificate_authorities',
+    prefix: 'ca',
+    what: 'certificate authority',
+    whats: 'certificate authorities',
+    max: 50,
+    kinds: ['certificate_authority'],
+    notFound: (id) => errors.certificateAuthorityNotFound({ id }),
   }),
-  refKinds: ['certificate_authority'],
-  notFound: (id) => errors.certificateAuthorityNotFound({ id }),
   // Client certificates are checked where TLS is terminated: with no tls_termination module, at the edge.
   conflicts: (value: { enabled: boolean }, siblings) => {
     const termination = siblings.get('tls_termination') as { enabled: boolean; terminate_at: string } | undefined;
     return value.enabled && termination?.enabled && termination.terminate_at === 'upstream' ? errors.mutualTlsNeedsEdgeTermination() : undefined;
   },
-  toApi: (value: { enabled: boolean; certificate_authority_ids: string[] }, view) => ({
-    enabled: value.enabled,
-    certificate_authorities: value.certificate_authority_ids.map((id) => view.ref(id)),
-  }),
 };
 
 const TLS_VERSIONS = ['1.0', '1.1', '1.2', '1.3'];

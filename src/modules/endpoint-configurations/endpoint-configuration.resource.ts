@@ -1,7 +1,7 @@
 // Endpoint configurations (legacy): a type fixed at creation and, later, modules. Reserved
 // domains attach them by type (http, https); one still attached cannot be deleted.
 import { errors } from '../../core/errors.js';
-import { describedColumns } from '../../core/schema.js';
+import { describedColumns, describedResponse } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
 import type { EndpointConfigurationsTable, EndpointConfigurationType } from '../../db/schema.js';
 import {
@@ -33,10 +33,7 @@ export const endpointConfigurationDefinition = defineResource({
   },
 
   toApi: (row: EndpointConfigurationsTable) => ({
-    id: row.id,
-    created_at: row.created_at,
-    description: row.description,
-    metadata: row.metadata,
+    ...describedResponse(row),
     type: row.type,
     ...noModules,
   }),

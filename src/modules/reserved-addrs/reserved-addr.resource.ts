@@ -4,7 +4,7 @@
 // impossible whatever happens. An address an edge serves cannot be deleted.
 import type { DomainSettings } from '../../config.js';
 import { errors } from '../../core/errors.js';
-import { describedChanges, describedColumns } from '../../core/schema.js';
+import { describedChanges, describedColumns, describedResponse } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
 import type { ReservedAddrsTable } from '../../db/schema.js';
 import { ReservedAddr, ReservedAddrCreate, ReservedAddrUpdate } from './reserved-addr.schema.js';
@@ -68,10 +68,7 @@ export function reservedAddrDefinition(settings: DomainSettings) {
     },
 
     toApi: (row: ReservedAddrsTable, view) => ({
-      id: row.id,
-      created_at: row.created_at,
-      description: row.description,
-      metadata: row.metadata,
+      ...describedResponse(row),
       addr: row.addr,
       region: row.region,
       endpoint_configuration: row.endpoint_configuration_id === null ? null : view.ref(row.endpoint_configuration_id),

@@ -7,7 +7,7 @@
 import type { DomainSettings } from '../../config.js';
 import type { RequestContext } from '../../core/context.js';
 import { errors } from '../../core/errors.js';
-import { describedChanges, describedColumns } from '../../core/schema.js';
+import { describedChanges, describedColumns, describedResponse } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
 import type { ScopedDb } from '../../db/scoped.js';
 import type { ReservedDomainsTable } from '../../db/schema.js';
@@ -170,10 +170,7 @@ export function reservedDomainDefinition(settings: DomainSettings) {
     },
 
     toApi: (row: ReservedDomainsTable, view) => ({
-      id: row.id,
-      created_at: row.created_at,
-      description: row.description,
-      metadata: row.metadata,
+      ...describedResponse(row),
       domain: row.domain,
       region: row.region,
       cname_target: row.cname_target,

@@ -5,9 +5,13 @@ import { errors } from '../../core/errors.js';
 import { defineResource } from '../../crud/definition.js';
 import type { ScopedDb } from '../../db/scoped.js';
 import type { TcpEdgesTable } from '../../db/schema.js';
-import { hostportEdge, type HostportKind } from '../edge-hostports/hostport-edge.js';
-import { TCP_EDGE_MODULES } from './tcp-edge.modules.js';
-import { MAX_HOSTPORTS, TcpEdge, TcpEdgeCreate, TcpEdgeUpdate } from './tcp-edge.schema.js';
+import { edgeSchemas, hostportEdge, type HostportKind } from '../edge-hostports/hostport-edge.js';
+import { backendModule, ipRestrictionModule, policyModule, trafficPolicyModule } from '../edge-modules/edge-modules.js';
+
+const TCP_EDGE_MODULES = [backendModule, ipRestrictionModule, policyModule('tcp'), trafficPolicyModule('tcp')];
+
+/** Hostports a TCP edge serves at most. */
+export const MAX_HOSTPORTS = 10;
 
 /** `host:port` values of a request, checked for form before any query. */
 function readHostports(values: readonly string[]): string[] {
@@ -61,6 +65,9 @@ const tcpHostports: HostportKind = {
   claim: claimHostports,
   release: async (db, edgeId) => void (await db.delete('tcp_edge_hostports', { tcp_edge_id: edgeId })),
   of: hostportsOf,
+  uniqueIndex: 'tcp_edge_hostports_reserved_addr_id_key',
+  requestDescription: `reserved addresses (host:port) of the account; at most ${MAX_HOSTPORTS}`,
+  responseDescription: 'the reserved addresses served; null when none',
 };
 
 export const tcpEdgeDefinition = defineResource({
@@ -70,16 +77,9 @@ export const tcpEdgeDefinition = defineResource({
   path: '/edges/tcp',
   listKey: 'tcp_edges',
   table: 'tcp_edges',
-  schemas: { resource: TcpEdge, create: TcpEdgeCreate, update: TcpEdgeUpdate },
+  schemas: edgeSchemas({ prefix: 'edgtcp', title: 'TCP edge', hostports: tcpHostports, modules: TCP_EDGE_MODULES }),
   modules: TCP_EDGE_MODULES,
   holds: [{ table: 'tcp_edge_hostports', column: 'reserved_addr_id', referrer: 'tcp_edge_id', kinds: ['reserved_addr'] }],
 
   ...hostportEdge<TcpEdgesTable>(tcpHostports),
-  hooks: {
-    ...hostportEdge<TcpEdgesTable>(tcpHostports).hooks,
-    onUniqueViolation: (target) =>
-      target === 'tcp_edge_hostports_reserved_addr_id_key'
-        ? errors.conflict({ title: 'TCP edge', reason: 'another edge claimed one of its hostports at the same moment' })
-        : undefined,
-  },
 });

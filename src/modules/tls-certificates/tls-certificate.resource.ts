@@ -3,7 +3,7 @@
 // and stored with it. The private key is sealed with the master key and never returned.
 import { errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
-import { describedColumns } from '../../core/schema.js';
+import { describedColumns, describedResponse } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
 import type { TlsCertificatesTable } from '../../db/schema.js';
 import type { Sealer } from '../../lib/crypto/sealer.js';
@@ -40,10 +40,7 @@ export function tlsCertificateDefinition(sealer: Sealer) {
     },
 
     toApi: (row: TlsCertificatesTable) => ({
-      id: row.id,
-      created_at: row.created_at,
-      description: row.description,
-      metadata: row.metadata,
+      ...describedResponse(row),
       certificate_pem: row.certificate_pem,
       ...(JSON.parse(row.details) as CertificateDetails),
       issued_at: row.issued_at,
