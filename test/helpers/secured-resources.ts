@@ -22,6 +22,14 @@ export interface SecuredResource {
 
 const unique = () => randomBytes(4).toString('hex');
 
+/** A valid PUT body for each module of a TCP edge; the suite's calls are refused before the ids a module names are looked up. */
+const TCP_MODULE_BODIES = {
+  backend: { backend_id: `bkdtg_${'0'.repeat(27)}` },
+  ip_restriction: { ip_policy_ids: [`ipp_${'0'.repeat(27)}`] },
+  policy: { inbound: [{ name: 'deny all', expressions: [], actions: [{ type: 'deny' }] }] },
+  traffic_policy: { value: '{"on_tcp_connect":[]}' },
+};
+
 export const securedResources: SecuredResource[] = [
   { path: '/api_keys', create: () => ({ description: 'security suite' }), update: { description: 'changed' }, describable: true },
   { path: '/bot_users', create: () => ({ name: `bot-${unique()}` }), update: { name: `renamed-${unique()}` }, describable: false },
@@ -92,13 +100,9 @@ export const securedResources: SecuredResource[] = [
     update: { description: 'changed' },
     describable: true,
     modules: {
-      // The suite's calls are refused before the ids a module names are looked up.
-      backend: { backend_id: `bkdtg_${'0'.repeat(27)}` },
-      ip_restriction: { ip_policy_ids: [`ipp_${'0'.repeat(27)}`] },
+      ...TCP_MODULE_BODIES,
       mutual_tls: { certificate_authority_ids: [`ca_${'0'.repeat(27)}`] },
       tls_termination: { terminate_at: 'edge', min_version: '1.2' },
-      policy: { inbound: [{ name: 'deny all', expressions: [], actions: [{ type: 'deny' }] }] },
-      traffic_policy: { value: '{"on_tcp_connect":[]}' },
     },
   },
   { path: '/reserved_addrs', create: () => ({ region: 'eu' }), update: { description: 'changed' }, describable: true, parts: ['endpoint_configuration'] },
@@ -107,13 +111,7 @@ export const securedResources: SecuredResource[] = [
     create: () => ({ description: 'security suite' }),
     update: { description: 'changed' },
     describable: true,
-    modules: {
-      // The suite's calls are refused before the ids a module names are looked up.
-      backend: { backend_id: `bkdtg_${'0'.repeat(27)}` },
-      ip_restriction: { ip_policy_ids: [`ipp_${'0'.repeat(27)}`] },
-      policy: { inbound: [{ name: 'deny all', expressions: [], actions: [{ type: 'deny' }] }] },
-      traffic_policy: { value: '{"on_tcp_connect":[]}' },
-    },
+    modules: TCP_MODULE_BODIES,
   },
 ];
 
