@@ -7,7 +7,7 @@ import { describedChanges, describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
 import type { AgentIngressesTable } from '../../db/schema.js';
 import { certificateManagementToApi, NO_MANAGEMENT, policyChanges, readPolicy } from '../certificate-management/certificate-management.js';
-import { readDomain, serviceOwner } from '../reserved-domains/domain-names.js';
+import { checkNameFree, readDomain, serviceOwner } from '../reserved-domains/domain-names.js';
 import { AgentIngress, AgentIngressCreate, AgentIngressUpdate } from './agent-ingress.schema.js';
 
 export function agentIngressDefinition(settings: DomainSettings) {
@@ -38,12 +38,11 @@ export function agentIngressDefinition(settings: DomainSettings) {
     detach: { certificate_management_policy: () => NO_MANAGEMENT },
 
     hooks: {
-      async beforeCreate(db, _ctx, row) {
-        await db.serializeAcrossAccounts('agent_ingresses');
-        const [mine] = await db.select('agent_ingresses', { domain: row.domain });
-        if (mine) throw errors.ingressTakenByYou({ value: row.domain, id: mine.id });
-        if (await db.heldByOthers('agent_ingresses', 'domain', { equal: [row.domain] })) throw errors.ingressTakenByOther({ value: row.domain });
-      },
+      beforeCreate: (db, _ctx, row) =>
+        checkNameFree(db, 'agent_ingresses', row.domain, {
+          mine: (id) => errors.ingressTakenByYou({ value: row.domain, id }),
+          other: () => errors.ingressTakenByOther({ value: row.domain }),
+        }),
       onUniqueViolation: (target, row) => (target === 'agent_ingresses_domain_key' ? errors.ingressTakenByOther({ value: String(row.domain) }) : undefined),
     },
 

@@ -4,6 +4,7 @@
 import { randomInt } from 'node:crypto';
 import type { DomainSettings } from '../../config.js';
 import { errors, type ApiError } from '../../core/errors.js';
+import type { ScopedDb } from '../../db/scoped.js';
 import { isUnder, parseDomainName, type NameProblem } from '../../lib/dns/names.js';
 
 function nameError(value: string, p: NameProblem): ApiError {
@@ -82,4 +83,21 @@ export function randomTarget(zone: string): string {
 /** The labels in reverse order: `app.example.com` → `com.example.app`, so names under a base sort together. */
 export function reversedName(name: string): string {
   return name.split('.').reverse().join('.');
+}
+
+/**
+ * A name unique across all accounts is free: under the lock across accounts for the table (held
+ * to the end of the transaction, so that the checks that follow hold too), not this account's
+ * (`mine`, naming the holder) and no other account's (`other`, naming nothing of it).
+ */
+export async function checkNameFree(
+  db: ScopedDb,
+  table: 'reserved_domains' | 'agent_ingresses',
+  name: string,
+  taken: { mine(id: string): ApiError; other(): ApiError },
+): Promise<void> {
+  await db.serializeAcrossAccounts(table);
+  const [mine] = await db.select(table, { domain: name });
+  if (mine) throw taken.mine(mine.id);
+  if (await db.heldByOthers(table, 'domain', { equal: [name] })) throw taken.other();
 }

@@ -20,7 +20,7 @@ import {
   readPolicy,
   type CertPolicyBody,
 } from '../certificate-management/certificate-management.js';
-import { randomTarget, readDomain, reversedName, serviceBaseOf } from './domain-names.js';
+import { checkNameFree, randomTarget, readDomain, reversedName, serviceBaseOf } from './domain-names.js';
 import { ReservedDomain, ReservedDomainCreate, ReservedDomainUpdate } from './reserved-domain.schema.js';
 
 const ENDPOINT_CONFIGURATION_FIELDS = [
@@ -30,10 +30,10 @@ const ENDPOINT_CONFIGURATION_FIELDS = [
 
 /** Throws 413/414/417 when the name, or a name it overlaps through a wildcard, is already reserved. */
 async function checkAvailable(db: ScopedDb, name: string): Promise<void> {
-  await db.serializeAcrossAccounts('reserved_domains');
-  const [mine] = await db.select('reserved_domains', { domain: name });
-  if (mine) throw errors.domainTakenByYou({ value: name, id: mine.id });
-  if (await db.heldByOthers('reserved_domains', 'domain', { equal: [name] })) throw errors.domainTakenByOther({ value: name });
+  await checkNameFree(db, 'reserved_domains', name, {
+    mine: (id) => errors.domainTakenByYou({ value: name, id }),
+    other: () => errors.domainTakenByOther({ value: name }),
+  });
   // Another account's wildcard whose base this name is under (`*.example.com` over `a.b.example.com`).
   const labels = name.split('.');
   const bases = labels.slice(1, -1).map((_, i) => labels.slice(i + 1).join('.'));
