@@ -1018,6 +1018,10 @@ export const catalogue = {
     (a) => `traffic policy phase '${a.phase}' does not exist on this resource; the phases here are ${list(a.valid)}.`,
   ),
 
+  // HTTPS edges and routes
+
+  // HTTPS route modules (headers, compression, circuit breaker, webhook verification, OAuth, SAML, OIDC, user agent filter)
+
   // Server
   storeUnavailable: entry(
     260,

@@ -8,7 +8,7 @@ import type { ModuleDefinition } from '../../crud/modules.js';
 import { BACKEND_KINDS } from '../backends/backend-links.js';
 import { policyNotFound } from '../ip-policies/ip-policy.resource.js';
 import { MAX_POLICIES_PER_RESTRICTION } from '../ip-restrictions/ip-restriction.schema.js';
-import { checkEndpointPolicy, checkTrafficPolicyDocument, documentPolicyIds, policyIdsOf, type EndpointPolicy } from '../traffic-policy/traffic-policy.js';
+import { checkEndpointPolicy, checkTrafficPolicyDocument, documentPolicyIds, policyIdsOf, type EndpointPolicy, type PolicyProtocol } from '../traffic-policy/traffic-policy.js';
 
 const Enabled = Type.Optional(Type.Boolean({ description: 'default true' }));
 
@@ -105,7 +105,7 @@ const RuleOut = Type.Object({
 });
 
 /** The `policy` module (the API's first form of traffic policy): inbound and outbound rules. */
-export function policyModule(protocol: 'tcp'): ModuleDefinition {
+export function policyModule(protocol: PolicyProtocol): ModuleDefinition {
   return {
     name: 'policy',
     title: 'traffic policy',
@@ -126,7 +126,7 @@ export function policyModule(protocol: 'tcp'): ModuleDefinition {
 }
 
 /** The `traffic_policy` module (the API's current form): a JSON or YAML document of phases, echoed as sent. */
-export function trafficPolicyModule(protocol: 'tcp'): ModuleDefinition {
+export function trafficPolicyModule(protocol: PolicyProtocol): ModuleDefinition {
   return {
     name: 'traffic_policy',
     title: 'traffic policy document',
