@@ -1019,8 +1019,129 @@ export const catalogue = {
   ),
 
   // HTTPS edges and routes
+  terminateAtNotAllowed: entry(
+    7109,
+    400,
+    'terminate_at is sent in the TLS termination of an HTTPS edge, which always terminates at the edge.',
+    () => "tls_termination.terminate_at is not allowed on an HTTPS edge: it always terminates TLS at the edge; send only 'enabled' and 'min_version'.",
+  ),
+  invalidMatchType: entry<{ value: string }>(
+    7130,
+    400,
+    'The match_type of a route is not exact_path or path_prefix.',
+    (a) => `match_type '${a.value.slice(0, 40)}' is not valid; it is exact_path or path_prefix.`,
+  ),
+  invalidRouteMatch: entry<{ value: string }>(
+    7131,
+    400,
+    "The match of a route is not a path starting with '/'.",
+    (a) => `match '${a.value.slice(0, 80)}' must be a path starting with '/', such as '/' or '/blog'.`,
+  ),
+  routeMatchTooLong: entry<{ length: number; max: number }>(
+    7135,
+    400,
+    'The match of a route is longer than the limit.',
+    (a) => `match is ${a.length} characters long; at most ${a.max} are allowed.`,
+  ),
+  duplicateRouteMatch: entry<{ match: string; route: string }>(
+    7126,
+    409,
+    'Another route of the edge has the same match.',
+    (a) => `route ${a.route} of this edge already matches '${a.match.slice(0, 80)}'; a match is used by one route of an edge.`,
+  ),
+  tooManyRoutes: entry<{ edge: string; max: number }>(
+    7128,
+    409,
+    'The edge already has as many routes as allowed.',
+    (a) => `edge ${a.edge} already has ${a.max} routes, the most an edge may have; delete one first.`,
+  ),
+  authModuleOnOtherRoute: entry<{ module: string; other: string; route: string }>(
+    7155,
+    409,
+    'Another route of the edge already has an OAuth, OIDC or SAML module; one route of an edge may have one.',
+    (a) =>
+      `route ${a.route} of this edge already has the ${a.other} module; OAuth, OIDC and SAML are allowed on one route of an edge, so delete it there before setting ${a.module} here.`,
+  ),
+  eventStreamNotFound: entry<{ id: string }>(
+    1623,
+    400,
+    'A logging module names an event stream; this API serves none.',
+    (a) => `logging.event_stream_ids names '${a.id.slice(0, 80)}', but this API serves no event streams; send an empty list.`,
+  ),
+  moduleNotAllowedForType: entry<{ module: string; type: string; allowed: readonly string[] }>(
+    1621,
+    400,
+    'The module is not allowed on an endpoint configuration of this type.',
+    (a) => `the ${a.module} module is not allowed on an endpoint configuration of type ${a.type}; the modules of that type are ${list(a.allowed)}.`,
+  ),
 
   // HTTPS route modules (headers, compression, circuit breaker, webhook verification, OAuth, SAML, OIDC, user agent filter)
+  circuitBreakerThreshold: entry<{ value: number }>(
+    7011,
+    400,
+    'circuit_breaker.error_threshold_percentage is not a fraction from 0.0 to 1.0.',
+    (a) => `circuit_breaker.error_threshold_percentage must be a fraction from 0.0 to 1.0 (0.5 trips the breaker at 50 % errors); got ${a.value}.`,
+  ),
+  snsSecretNotAccepted: entry<{ module: string }>(
+    7026,
+    400,
+    'An SNS webhook verification module has a secret, which SNS does not use.',
+    (a) => `${a.module}: SNS webhook verification does not accept a secret; SNS messages are checked against the signing certificate AWS names in them.`,
+  ),
+  webhookSecretRequired: entry<{ module: string; provider: string }>(
+    7027,
+    400,
+    'A webhook verification module has no secret, which its provider needs.',
+    (a) => `${a.module}: provider '${a.provider}' requires a secret (the signing secret or key the provider shows for its webhooks).`,
+  ),
+  sendgridKeyInvalid: entry<{ module: string }>(
+    7028,
+    400,
+    'A SendGrid webhook verification secret is not a base64 ECDSA public key.',
+    (a) => `${a.module}: the sendgrid secret must be the verification key SendGrid shows: a base64 ECDSA public key (DER SubjectPublicKeyInfo).`,
+  ),
+  webhookProviderMissing: entry<{ module: string }>(
+    7029,
+    400,
+    'A webhook verification module names no provider.',
+    (a) => `${a.module}.provider is required: name the service that signs the webhooks (github, stripe, twilio, …).`,
+  ),
+  unknownWebhookProvider: entry<{ module: string; provider: string; supported: readonly string[] }>(
+    7030,
+    400,
+    'A webhook verification module names a provider that is not supported.',
+    (a) => `${a.module}.provider '${a.provider}' is not a supported webhook provider; supported providers are ${list(a.supported)}.`,
+  ),
+  oauthProviderCount: entry<{ count: number; supported: readonly string[] }>(
+    7031,
+    400,
+    'An OAuth module does not name exactly one identity provider.',
+    (a) => `oauth.provider must name exactly one identity provider (one of ${list(a.supported)}); ${a.count} were given.`,
+  ),
+  oauthClientPair: entry<{ provider: string }>(
+    7032,
+    400,
+    'An OAuth module has a client_id without a client_secret, or the reverse.',
+    (a) => `oauth.provider.${a.provider}: give client_id and client_secret together (your own OAuth application), or neither (the managed application).`,
+  ),
+  samlMetadataInvalid: entry<{ reason: string }>(
+    7033,
+    400,
+    'saml.idp_metadata is not the SAML metadata of an identity provider.',
+    (a) => `saml.idp_metadata ${a.reason}.`,
+  ),
+  webhookSecretTooLong: entry<{ module: string; length: number; max: number }>(
+    7154,
+    400,
+    'A webhook verification secret is longer than the limit.',
+    (a) => `${a.module}.secret is limited to ${a.max} characters; ${a.length} were given.`,
+  ),
+  userAgentRegexInvalid: entry<{ list: string; index: number; reason: string }>(
+    2090,
+    400,
+    'A regular expression of a user agent filter does not compile or could take exponential time.',
+    (a) => `user_agent_filter.${a.list}[${a.index}] ${a.reason}.`,
+  ),
 
   // Server
   storeUnavailable: entry(

@@ -104,8 +104,13 @@ export interface ResourceDefinition<T extends ResourceTable, S extends ResourceS
   schemas: S;
   /** The operations this kind has (default: all five). */
   operations?: readonly Operation[];
-  /** A kind that lives under another: its path parameter, the column that holds the parent's id, the parent's kind. */
-  parent?: { param: string; column: keyof RowOf<T> & string; kind: string };
+  /**
+   * A kind that lives under another: its path parameter, the column that holds the parent's id,
+   * the parent's kind. A write locks the parent against deletion (`key share`), or, with
+   * `serialize`, against every other write under the same parent (`update`), so that checks
+   * across the children (a unique match, a count) hold.
+   */
+  parent?: { param: string; column: keyof RowOf<T> & string; kind: string; serialize?: boolean };
   /** The resource's `uri`: an absolute address (default) or the path alone. */
   uri?: 'absolute' | 'path';
   /** Fields accepted at creation that a PATCH may not send (400 fieldNotUpdatable). */
@@ -123,6 +128,12 @@ export interface ResourceDefinition<T extends ResourceTable, S extends ResourceS
    * a response field (null when unset) and PUT/GET/DELETE routes under the item (src/crud/modules.ts).
    */
   modules?: readonly ModuleDefinition[];
+  /**
+   * Rules on the owner's modules that need the owner's row or other rows (a module allowed by the
+   * owner's type, one route of an edge with OAuth): run in the transaction whenever modules of
+   * the owner are set, with the modules as they are about to be and the names being set.
+   */
+  checkModules?(db: ScopedDb, owner: RowOf<T>, after: ReadonlyMap<string, unknown>, changed: readonly string[]): void | Promise<void>;
   /**
    * Other tables of this kind that hold ids of other kinds, written by its hooks (a TCP edge's
    * hostports): deleting a resource they name is refused, naming the row of this kind.

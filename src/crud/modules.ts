@@ -32,8 +32,8 @@ export interface ModuleDefinition {
   /** Kinds the named ids may be of, and the 400 for one that is none of them in the account. */
   refKinds?: readonly string[];
   notFound?(id: string): ApiError;
-  /** Checks that need the account's rows beyond existence, in the transaction. */
-  check?(db: ScopedDb, value: ModuleValue): Promise<void>;
+  /** Checks that need the account's rows beyond existence, in the transaction; `ownerId` is the resource's id. */
+  check?(db: ScopedDb, value: ModuleValue, ownerId: string): Promise<void>;
   /** The response shape of a stored value. */
   toApi(value: ModuleValue, view: ModuleView): Record<string, unknown>;
   /**
@@ -62,6 +62,16 @@ export function moduleRequestFields(modules: readonly ModuleDefinition[]) {
   return Object.fromEntries(modules.map((m) => [m.name, Type.Optional(Nullable(m.request))]));
 }
 
+/** The response fields of an owner's modules from what is stored: each present, null when unset. */
+export function showModules(modules: readonly ModuleDefinition[], stored: ReadonlyMap<string, StoredModule> | undefined, view: ModuleView) {
+  return Object.fromEntries(
+    modules.map((m) => {
+      const module = stored?.get(m.name);
+      return [m.name, module ? m.toApi(module.value, view) : null];
+    }),
+  );
+}
+
 /** Every module of each owner: two queries for a whole page of owners. */
 export async function readModules(db: ScopedDb, ownerIds: readonly string[]): Promise<Map<string, Map<string, StoredModule>>> {
   const out = new Map<string, Map<string, StoredModule>>(ownerIds.map((id) => [id, new Map()]));
@@ -87,8 +97,9 @@ export async function writeModule(db: ScopedDb, ownerId: string, name: string, m
   );
 }
 
-/** Removes every module of an owner (it is being deleted). */
-export async function removeModules(db: ScopedDb, ownerId: string): Promise<void> {
-  await db.delete('module_refs', { owner_id: ownerId });
-  await db.delete('modules', { owner_id: ownerId });
+/** Removes every module of owners that are being deleted. */
+export async function removeModules(db: ScopedDb, ownerIds: string | readonly string[]): Promise<void> {
+  if (typeof ownerIds !== 'string' && ownerIds.length === 0) return;
+  await db.delete('module_refs', { owner_id: ownerIds });
+  await db.delete('modules', { owner_id: ownerIds });
 }

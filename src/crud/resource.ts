@@ -22,7 +22,7 @@ import {
   type View,
 } from './definition.js';
 import { readLinks, writeLinks, type Kinds } from './kinds.js';
-import { readModules, removeModules, writeModule, type ModuleDefinition, type ModuleValue, type StoredModule } from './modules.js';
+import { readModules, removeModules, showModules, writeModule, type ModuleDefinition, type ModuleValue, type StoredModule } from './modules.js';
 
 export type { ResourceSchemas };
 
@@ -109,6 +109,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
   const notColumns = new Set([...linkNames, ...moduleNamed.keys()]);
   const authorize = d.authorize ?? readOnlyMayOnlyRead;
   const parentKind = d.parent ? kinds.named(d.parent.kind) : undefined;
+  const parentLock: Lock = d.parent?.serialize ? 'update' : 'key share';
 
   const scoped = (executor: Executor, ctx: RequestContext) => new ScopedDb(executor, ctx.scope, store.dialect);
   const reader = (ctx: RequestContext) => scopedReader(store, ctx.scope);
@@ -130,7 +131,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
    * (who still references it) hold until the change commits.
    */
   const load = async (db: ScopedDb, path: PathIds, forWrite = false): Promise<Row> => {
-    if (d.parent) await loadParent(db, path, forWrite ? 'key share' : undefined);
+    if (d.parent) await loadParent(db, path, forWrite ? parentLock : undefined);
     const id = path.id ?? '';
     if (!hasPrefix(id, prefix)) throw errors.invalidPathId({ value: id, title, prefix });
     const row = (await db.find(table, id, forWrite ? 'update' : undefined)) as Row | undefined;
@@ -155,11 +156,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
   const present = (row: Row, v: View, path: PathIds) => {
     const shown = d.toApi(row, v) as Record<string, unknown>;
     shown.uri = uriOf(v, path, row.id);
-    const stored = row[MODULES] as Map<string, StoredModule> | undefined;
-    for (const m of modules) {
-      const module = stored?.get(m.name);
-      shown[m.name] = module ? m.toApi(module.value, v) : null;
-    }
+    Object.assign(shown, showModules(modules, row[MODULES] as Map<string, StoredModule> | undefined, v));
     return shown as Static<S['resource']>;
   };
 
@@ -176,20 +173,27 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
   /** Writes modules of an owner, in the transaction: their ids checked, no module they exclude left beside them. */
   const writeModules = async (
     db: ScopedDb,
-    ownerId: string,
+    owner: Row,
     parsed: readonly (readonly [ModuleDefinition, StoredModule])[],
     stored: ReadonlyMap<string, ModuleValue>,
   ) => {
+    if (parsed.length === 0) return;
     const after = new Map(stored);
     for (const [m, module] of parsed) after.set(m.name, module.value);
     checkConflicts(after);
+    await d.checkModules?.(
+      db,
+      owner,
+      after,
+      parsed.map(([m]) => m.name),
+    );
     for (const [m, module] of parsed) {
       const other = m.excludes?.find((name) => stored.has(name) && !parsed.some(([o]) => o.name === name));
-      if (other) throw errors.moduleExclusive({ module: m.name, other, owner: ownerId });
+      if (other) throw errors.moduleExclusive({ module: m.name, other, owner: owner.id });
       if (module.refs.length > 0)
         await kinds.requireExisting(db, module.refs, m.refKinds ?? [], m.notFound ?? ((id) => errors.notFound({ title: 'resource', id })));
-      await m.check?.(db, module.value);
-      await writeModule(db, ownerId, m.name, module);
+      await m.check?.(db, module.value, owner.id);
+      await writeModule(db, owner.id, m.name, module);
     }
   };
 
@@ -299,7 +303,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
         shown = await withTx(store, async (trx) => {
           const db = scoped(trx, ctx);
           await serializeChecked(db, parsed);
-          await loadParent(db, path, 'key share');
+          await loadParent(db, path, parentLock);
           await authorize(ctx, 'create', { body }, db);
           if (d.hooks?.allocate) Object.assign(row, await d.hooks.allocate(db, ctx, row));
           await checkReferences(db, row);
@@ -307,7 +311,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
           const { account_id: _account, ...columns } = row;
           await db.insert(table, columns as never);
           await writeLinkFields(db, row.id, parsed);
-          await writeModules(db, row.id, parsedModules, new Map());
+          await writeModules(db, row, parsedModules, new Map());
           await d.hooks?.afterWrite?.(db, ctx, row, 'create', bodyObject);
           return (await expand(db, [row]))[0]!;
         });
@@ -379,7 +383,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
           await d.hooks?.beforeUpdate?.(db, ctx, current, changes);
           await db.update(table, { id: current.id } as never, changes as never);
           await writeLinkFields(db, row.id, parsed);
-          if (parsedModules.length > 0) await writeModules(db, row.id, parsedModules, await storedModules(db, row.id));
+          if (parsedModules.length > 0) await writeModules(db, row, parsedModules, await storedModules(db, row.id));
           await d.hooks?.afterWrite?.(db, ctx, row, 'update', fields);
           return (await expand(db, [row]))[0]!;
         });
@@ -418,7 +422,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
       const m = moduleOf(name);
       const parsed = [[m, m.parse(body, ctx)] as const];
       await changeOwner(ctx, path, { [name]: body }, async (db, current) => {
-        await writeModules(db, current.id, parsed, await storedModules(db, current.id));
+        await writeModules(db, current, parsed, await storedModules(db, current.id));
         return current;
       });
       return m.toApi(parsed[0]![1].value, view(ctx));

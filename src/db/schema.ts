@@ -305,6 +305,27 @@ export interface EdgeDomainsTable {
   position: number;
 }
 
+export interface HttpsEdgesTable {
+  id: string;
+  account_id: string;
+  description: string;
+  metadata: string;
+  created_at: string;
+}
+
+export type RouteMatchType = 'exact_path' | 'path_prefix';
+
+export interface HttpsEdgeRoutesTable {
+  id: string;
+  account_id: string;
+  edge_id: string;
+  match_type: RouteMatchType;
+  match: string;
+  description: string;
+  metadata: string;
+  created_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -336,6 +357,8 @@ export interface Database {
   certificate_authorities: CertificateAuthoritiesTable;
   tls_edges: TlsEdgesTable;
   edge_domains: EdgeDomainsTable;
+  https_edges: HttpsEdgesTable;
+  https_edge_routes: HttpsEdgeRoutesTable;
 }
 
 export function toBool(value: SqlBool): boolean {

@@ -24,6 +24,7 @@ import { reservedAddrDefinition } from './reserved-addrs/reserved-addr.resource.
 import { tcpEdgeDefinition } from './tcp-edges/tcp-edge.resource.js';
 import { certificateAuthorityDefinition } from './certificate-authorities/certificate-authority.resource.js';
 import { tlsEdgeDefinition } from './tls-edges/tls-edge.resource.js';
+import { httpsEdgeDefinitions } from './https-edges/https-edge.resource.js';
 
 export interface ResourceDeps {
   store: Store;
@@ -52,13 +53,14 @@ export function resourceDefinitions({ auth, ipGuard, sealer, domains }: Omit<Res
     sshCertificateAuthorities: sshCertificateAuthorityDefinition(sealer),
     ...sshCertificateDefinitions(sealer),
     tlsCertificates: tlsCertificateDefinition(sealer),
-    endpointConfigurations: endpointConfigurationDefinition,
+    endpointConfigurations: endpointConfigurationDefinition(sealer),
     reservedDomains: reservedDomainDefinition(domains),
     agentIngresses: agentIngressDefinition(domains),
     reservedAddrs: reservedAddrDefinition(domains),
     tcpEdges: tcpEdgeDefinition,
     certificateAuthorities: certificateAuthorityDefinition,
     tlsEdges: tlsEdgeDefinition,
+    ...httpsEdgeDefinitions(sealer),
   } satisfies Record<string, AnyDefinition>;
 }
 

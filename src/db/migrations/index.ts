@@ -11,6 +11,7 @@ import { domains } from './0007-domains.js';
 import { edges } from './0008-edges.js';
 import { certificateAuthorities } from './0009-certificate-authorities.js';
 import { tlsEdges } from './0010-tls-edges.js';
+import { httpsEdges } from './0011-https-edges.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -26,6 +27,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0008-edges': edges(dialect),
         '0009-certificate-authorities': certificateAuthorities(dialect),
         '0010-tls-edges': tlsEdges(dialect),
+        '0011-https-edges': httpsEdges(dialect),
       };
     },
   };

@@ -8,7 +8,14 @@ import type { ModuleDefinition } from '../../crud/modules.js';
 import { BACKEND_KINDS } from '../backends/backend-links.js';
 import { policyNotFound } from '../ip-policies/ip-policy.resource.js';
 import { MAX_POLICIES_PER_RESTRICTION } from '../ip-restrictions/ip-restriction.schema.js';
-import { checkEndpointPolicy, checkTrafficPolicyDocument, documentPolicyIds, policyIdsOf, type EndpointPolicy, type PolicyProtocol } from '../traffic-policy/traffic-policy.js';
+import {
+  checkEndpointPolicy,
+  checkTrafficPolicyDocument,
+  documentPolicyIds,
+  policyIdsOf,
+  type EndpointPolicy,
+  type PolicyProtocol,
+} from '../traffic-policy/traffic-policy.js';
 
 const Enabled = Type.Optional(Type.Boolean({ description: 'default true' }));
 
@@ -81,6 +88,37 @@ export const ipRestrictionModule = idListModule({
   max: MAX_POLICIES_PER_RESTRICTION,
   kinds: ['ip_policy'],
   notFound: policyNotFound('ip_restriction.ip_policy_ids'),
+});
+
+/** The IP restriction of an endpoint configuration: the same module under its older name. */
+export const ipPolicyModule = idListModule({
+  name: 'ip_policy',
+  title: 'IP policy',
+  field: 'ip_policy_ids',
+  shown: 'ip_policies',
+  prefix: 'ipp',
+  what: 'IP policy',
+  whats: 'IP policies',
+  max: MAX_POLICIES_PER_RESTRICTION,
+  kinds: ['ip_policy'],
+  notFound: policyNotFound('ip_policy.ip_policy_ids'),
+});
+
+/**
+ * Logging of an endpoint configuration to event streams. This API serves no event streams, so
+ * any id names nothing in the account (400); an empty list is accepted and shown.
+ */
+export const loggingModule = idListModule({
+  name: 'logging',
+  title: 'logging',
+  field: 'event_stream_ids',
+  shown: 'event_streams',
+  prefix: 'esm',
+  what: 'event stream',
+  whats: 'event streams',
+  max: 10,
+  kinds: [],
+  notFound: (id) => errors.eventStreamNotFound({ id }),
 });
 
 const Action = Type.Object(
@@ -191,4 +229,24 @@ export const tlsTerminationModule: ModuleDefinition = {
     return { value: { enabled: body.enabled ?? true, terminate_at: terminateAt, min_version: minVersion }, refs: [] };
   },
   toApi: (value: { enabled: boolean; terminate_at: string; min_version: string | null }) => ({ ...value }),
+};
+
+/**
+ * TLS termination of an HTTPS edge: always at the edge, so only the minimum version is chosen.
+ * `terminate_at` is in the request shape so that sending it gets its own clear 400, not "unknown field".
+ */
+export const httpsTlsTerminationModule: ModuleDefinition = {
+  ...tlsTerminationModule,
+  request: Type.Object(
+    {
+      enabled: Enabled,
+      terminate_at: Type.Optional(Type.String({ maxLength: 16, description: 'not allowed: an HTTPS edge terminates TLS at the edge' })),
+      min_version: Type.Optional(Nullable(Type.String({ maxLength: 8, description: '1.0, 1.1, 1.2 or 1.3' }))),
+    },
+    { additionalProperties: false },
+  ),
+  parse: (body: { terminate_at?: string }, ctx) => {
+    if (body.terminate_at !== undefined) throw errors.terminateAtNotAllowed();
+    return tlsTerminationModule.parse(body, ctx);
+  },
 };

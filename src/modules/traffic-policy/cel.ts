@@ -17,10 +17,11 @@
 // handler that refuses to run, since nothing here evaluates.
 import { Environment, type ObjectSchema } from '@marcbachmann/cel-js';
 
-/** A phase's variables (top-level names → nested fields → CEL type names) and function signatures. */
+/** A phase's variables (top-level names → nested fields → CEL type names), function signatures and named object types. */
 interface EnvironmentSpec {
   variables: Record<string, ObjectSchema>;
   functions: readonly string[];
+  types?: Record<string, ObjectSchema>;
 }
 
 const TIMESTAMP = 'google.protobuf.Timestamp';
@@ -56,12 +57,72 @@ const CONNECTION_VARIABLES = {
 
 const CIDR_FUNCTIONS = ['inCidrRange(string, string): bool', 'inCidrRanges(string, list<string>): bool'] as const;
 
+/** Names to their values, for what may repeat: headers, trailers, query parameters. */
+const MULTI_MAP = 'map<string, list<string>>';
+
+/** A cookie of `req.cookies` (several cookies may share a name, hence lists of them). */
+const HTTP_TYPES = { 'ngrok.Cookie': { name: 'string', value: 'string' } } satisfies Record<string, ObjectSchema>;
+
+// HTTP requests and responses, in the snake_case names of ngrok's current docs. Those docs also
+// give `req.url` fields (`req.url.path`, ...) while typing `req.url` a string; a CEL type checker
+// cannot give one name both, so `req.url` is the string and its parts are `req.path`,
+// `req.query` and `req.query_params`, the names the docs used before.
+const REQUEST_FIELDS = {
+  method: 'string',
+  url: 'string',
+  host: 'string',
+  path: 'string',
+  query: 'string',
+  query_params: MULTI_MAP,
+  headers: MULTI_MAP,
+  trailers: MULTI_MAP,
+  content_length: 'int',
+  content_type: 'string',
+  content_encoding: 'list<string>',
+  user_agent: 'string',
+  version: 'string',
+  cookies: 'map<string, list<ngrok.Cookie>>',
+  ts: { header_received: TIMESTAMP, body_received: TIMESTAMP },
+} satisfies ObjectSchema;
+
+const RESPONSE_FIELDS = {
+  status_code: 'int',
+  headers: MULTI_MAP,
+  trailers: MULTI_MAP,
+  content_length: 'int',
+  content_type: 'string',
+  content_encoding: 'list<string>',
+  location: 'string',
+} satisfies ObjectSchema;
+
+// The spellings of the policy module's HTTP examples of early 2024 (`req.Method == 'POST' &&
+// req.ContentLength > 10000`, `conn.Geo.CountryCode in [...]`, `res.StatusCode`): policies written
+// then are still accepted by that module. Same types as the snake_case names.
+const POLICY_REQUEST_ALIASES = { Method: 'string', URL: 'string', ContentLength: 'int', Headers: MULTI_MAP } satisfies ObjectSchema;
+const POLICY_RESPONSE_ALIASES = { StatusCode: 'int', ContentLength: 'int', Headers: MULTI_MAP } satisfies ObjectSchema;
+const POLICY_CONNECTION_ALIASES = { Geo: { CountryCode: 'string' } } satisfies ObjectSchema;
+
+/** An HTTP phase: the connection variables, `req`, and `res` when there is a response. */
+function httpSpec(options: { response: boolean; aliases: boolean }): EnvironmentSpec {
+  const { conn, ...rest } = CONNECTION_VARIABLES;
+  const variables: Record<string, ObjectSchema> = options.aliases
+    ? { conn: { ...conn, ...POLICY_CONNECTION_ALIASES }, ...rest, req: { ...REQUEST_FIELDS, ...POLICY_REQUEST_ALIASES } }
+    : { conn, ...rest, req: REQUEST_FIELDS };
+  if (options.response) variables.res = options.aliases ? { ...RESPONSE_FIELDS, ...POLICY_RESPONSE_ALIASES } : RESPONSE_FIELDS;
+  return { variables, functions: CIDR_FUNCTIONS, types: HTTP_TYPES };
+}
+
 /**
- * Every environment an expression can be checked in. An `http` entry (the TCP variables plus
- * `req` and `res`) goes here when HTTP edges get traffic policies; the name type follows.
+ * Every environment an expression can be checked in: TCP connections; HTTP requests and
+ * responses (the traffic_policy document's on_http_request and on_http_response); the same for
+ * the policy module's inbound and outbound, with the old spellings as well.
  */
 const SPECS = {
   tcp: { variables: CONNECTION_VARIABLES, functions: CIDR_FUNCTIONS },
+  http_request: httpSpec({ response: false, aliases: false }),
+  http_response: httpSpec({ response: true, aliases: false }),
+  policy_http_request: httpSpec({ response: false, aliases: true }),
+  policy_http_response: httpSpec({ response: true, aliases: true }),
 } satisfies Record<string, EnvironmentSpec>;
 
 export type CelEnvName = keyof typeof SPECS;
@@ -72,6 +133,7 @@ function notEvaluatedHere(): never {
 
 function build(spec: EnvironmentSpec): Environment {
   const env = new Environment();
+  for (const [name, schema] of Object.entries(spec.types ?? {})) env.registerType(name, { schema });
   for (const [name, schema] of Object.entries(spec.variables)) env.registerVariable({ name, schema });
   for (const signature of spec.functions) env.registerFunction(signature, notEvaluatedHere);
   return env;
@@ -144,8 +206,8 @@ function reasonOf(spec: EnvironmentSpec, expression: string, error: LibraryError
   return clip(text.charAt(0).toLowerCase() + text.slice(1), 200);
 }
 
-/** Parses and type-checks `expression` in the environment `env`; a rule's expression must give bool. */
-export function checkExpression(expression: string, env: CelEnvName): CheckResult {
+/** Parses and type-checks `expression` in the environment `env`; gives its CEL type when it is valid. */
+function check(expression: string, env: CelEnvName): { ok: true; type: string } | Extract<CheckResult, { ok: false }> {
   const spec: EnvironmentSpec = SPECS[env];
   const result = ENVIRONMENTS[env].check(expression);
   if (!result.valid) {
@@ -153,13 +215,26 @@ export function checkExpression(expression: string, env: CelEnvName): CheckResul
     const offset = error.range?.start ?? error.node?.pos ?? 0;
     return { ok: false, position: positionOf(expression, offset), reason: reasonOf(spec, expression, error, offset) };
   }
+  return { ok: true, type: String(result.type) };
+}
+
+/** Parses and type-checks `expression` in the environment `env`; a rule's expression must give bool. */
+export function checkExpression(expression: string, env: CelEnvName): CheckResult {
+  const result = check(expression, env);
+  if (!result.ok) return result;
   if (result.type !== 'bool') {
     const start = expression.length - expression.trimStart().length;
     return {
       ok: false,
       position: positionOf(expression, start),
-      reason: `it gives a value of type ${clip(String(result.type), 40)}, and a rule's expression must give a bool (true or false)`,
+      reason: `it gives a value of type ${clip(result.type, 40)}, and a rule's expression must give a bool (true or false)`,
     };
   }
   return { ok: true };
+}
+
+/** The same for an expression that gives a value of any type, such as a rate limit's bucket key. */
+export function checkValueExpression(expression: string, env: CelEnvName): CheckResult {
+  const result = check(expression, env);
+  return result.ok ? { ok: true } : result;
 }

@@ -2,7 +2,8 @@
 // - `policy` (the older one): `{enabled?, inbound?, outbound?}`, each direction a list of named
 //   rules; returned normalized;
 // - `traffic_policy`: a JSON or YAML document (a string, stored and echoed as sent) mapping each
-//   phase of the protocol (TCP: `on_tcp_connect`) to a list of rules.
+//   phase of the protocol (TCP: `on_tcp_connect`; HTTP: `on_http_request`, `on_http_response`)
+//   to a list of rules.
 // A rule has CEL expressions (all must hold for its actions to run) and actions. Everything here
 // is pure: IP policies named by `restrict-ips` are returned (policyIdsOf, documentPolicyIds) for
 // the caller to check against the account.
@@ -10,7 +11,7 @@ import { LineCounter, parseDocument } from 'yaml';
 import { errors, type ApiError } from '../../core/errors.js';
 import { hasPrefix } from '../../core/ids.js';
 import { parseCidr } from '../../lib/ip/cidr.js';
-import { checkExpression, type CelEnvName } from './cel.js';
+import { checkExpression, checkValueExpression, type CelEnvName } from './cel.js';
 
 export const LIMITS = { rulesPerPhase: 100, expressionsPerRule: 32, actionsPerRule: 32, expressionLength: 4096 } as const;
 
@@ -29,23 +30,7 @@ export interface EndpointPolicy {
   outbound: EndpointRule[] | null;
 }
 
-export type PolicyProtocol = 'tcp';
-
-/** Every action type of a protocol, what each direction of the policy module allows, and the phases of a document. */
-const PROTOCOLS = {
-  tcp: {
-    actions: ['deny', 'log', 'restrict-ips'],
-    directions: { inbound: ['deny', 'log', 'restrict-ips'], outbound: ['log'] },
-    phases: { on_tcp_connect: { env: 'tcp', actions: ['deny', 'log', 'restrict-ips'] } },
-  },
-} as const satisfies Record<
-  PolicyProtocol,
-  {
-    actions: readonly string[];
-    directions: { inbound: readonly string[]; outbound: readonly string[] };
-    phases: Record<string, { env: CelEnvName; actions: readonly string[] }>;
-  }
->;
+export type PolicyProtocol = 'tcp' | 'http';
 
 /** How a shape error is reported: a body field (policy module) or a place in the document. */
 type ShapeError = (path: string, problem: string) => ApiError;
@@ -75,16 +60,27 @@ function unknownKey(value: JsonObject, known: readonly string[]): string | undef
 
 // ---------------------------------------------------------------------------------------------
 // Action configs: each returns the problem (completing "the config of action 'x' …") or nothing.
+// Places inside a config are named by their path (`status_code`, `http.tokens[0].name`).
 
-type ConfigCheck = (config: JsonObject | null) => string | undefined;
+/** A config check gets the CEL environment of its rule, for configs that hold expressions. */
+type ConfigCheck = (config: JsonObject | null, env: CelEnvName) => string | undefined;
 
-function unknownConfigKey(config: JsonObject, known: readonly string[]): string | undefined {
+/** An unknown key of the config (`at` empty) or of an object inside it (`at` its path). */
+function unknownConfigKey(config: JsonObject, known: readonly string[], at = ''): string | undefined {
   const key = unknownKey(config, known);
   if (key === undefined) return undefined;
-  return known.length === 0
-    ? `must be empty on a TCP edge; got key '${clip(key, 40)}'`
-    : `has unknown key '${clip(key, 40)}'; the keys are ${known.join(', ')}`;
+  return at === ''
+    ? `has unknown key '${clip(key, 40)}'; the keys are ${known.join(', ')}`
+    : `has unknown key '${at}.${clip(key, 40)}'; the keys of '${at}' are ${known.join(', ')}`;
 }
+
+/** The check of an action that takes no config on this kind of edge (deny on TCP). */
+const noConfig =
+  (edge: string): ConfigCheck =>
+  (config) => {
+    const key = config === null ? undefined : Object.keys(config)[0];
+    return key === undefined ? undefined : `must be empty on ${edge}; got key '${clip(key, 40)}'`;
+  };
 
 /** The problem with one CIDR, in the words of the IP policy rules; nothing when it is fine. */
 function cidrProblem(at: string, text: string): string | undefined {
@@ -97,28 +93,254 @@ function cidrProblem(at: string, text: string): string | undefined {
   return `has ${at} '${shown}', which is not a valid IPv4 or IPv6 CIDR such as 10.0.0.0/8 or 2001:db8::/32`;
 }
 
-function stringList(config: JsonObject, key: string, what: string, itemProblem: (at: string, item: string) => string | undefined): string | undefined {
-  const list = config[key];
+/** A list of strings at `at` (absent is fine), each item checked by `itemProblem`. */
+function stringList(list: unknown, at: string, what: string, itemProblem: (at: string, item: string) => string | undefined): string | undefined {
   if (list === undefined) return undefined;
-  if (!Array.isArray(list)) return `has '${key}' of type ${jsonType(list)}; it must be a list of ${what}`;
+  if (!Array.isArray(list)) return `has '${at}' of type ${jsonType(list)}; it must be a list of ${what}`;
   for (const [i, item] of list.entries()) {
-    if (typeof item !== 'string') return `has ${key}[${i}] of type ${jsonType(item)}; it must be a string`;
-    const problem = itemProblem(`${key}[${i}]`, item);
+    if (typeof item !== 'string') return `has ${at}[${i}] of type ${jsonType(item)}; it must be a string`;
+    const problem = itemProblem(`${at}[${i}]`, item);
     if (problem) return problem;
   }
   return undefined;
 }
 
-const CONFIG_CHECKS: Record<string, ConfigCheck> = {
-  deny: (config) => (config === null ? undefined : unknownConfigKey(config, [])),
+// The HTTP configs are nested objects of a few kinds of values, so they are declared as shapes:
+// a check of one value at its path, composed into objects, lists and maps.
 
-  log: (config) => {
-    if (config === null) return undefined;
-    const unknown = unknownConfigKey(config, ['metadata']);
-    if (unknown) return unknown;
-    if (config.metadata !== undefined && !isObject(config.metadata)) return `has 'metadata' of type ${jsonType(config.metadata)}; it must be an object`;
+/** The problem with the value at `at` (present: absence is the object's business), or nothing. */
+type ValueCheck = (value: unknown, at: string, env: CelEnvName) => string | undefined;
+
+/** A field of an object: its check, and whether it must be there. */
+type Field = ValueCheck | { required: ValueCheck };
+
+const required = (check: ValueCheck): Field => ({ required: check });
+
+/** An object with these fields and no other; `at` empty for the config itself. */
+function objectOf(fields: Record<string, Field>): ValueCheck {
+  const known = Object.keys(fields);
+  return (value, at, env) => {
+    if (!isObject(value)) return `has '${at}' of type ${jsonType(value)}; it must be an object`;
+    const extra = unknownConfigKey(value, known, at);
+    if (extra) return extra;
+    for (const [key, field] of Object.entries(fields)) {
+      const path = at === '' ? key : `${at}.${key}`;
+      const isRequired = typeof field !== 'function';
+      if (value[key] === undefined) {
+        if (isRequired) return `is missing '${path}', which is required`;
+        continue;
+      }
+      const problem = (isRequired ? field.required : field)(value[key], path, env);
+      if (problem) return problem;
+    }
+    return undefined;
+  };
+}
+
+/** A config of this shape; `config: null` (or absent) is fine unless a field is required. */
+function configOf(fields: Record<string, Field>): ConfigCheck {
+  const check = objectOf(fields);
+  const needed = Object.keys(fields).filter((key) => typeof fields[key] !== 'function');
+  return (config, env) => {
+    if (config === null) return needed.length === 0 ? undefined : `is required: give ${needed.join(', ')}`;
+    return check(config, '', env);
+  };
+}
+
+/** A list of `what`, with `min`..`max` items, each checked by `item`. */
+function listOf(what: string, item: ValueCheck, { min = 0, max = Infinity } = {}): ValueCheck {
+  return (value, at, env) => {
+    if (!Array.isArray(value)) return `has '${at}' of type ${jsonType(value)}; it must be a list of ${what}`;
+    if (value.length < min) return `has '${at}' with ${value.length} items; give at least ${min}`;
+    if (value.length > max) return `has '${at}' with ${value.length} items; at most ${max} are allowed`;
+    for (const [i, element] of value.entries()) {
+      const problem = item(element, `${at}[${i}]`, env);
+      if (problem) return problem;
+    }
+    return undefined;
+  };
+}
+
+/** A check of a string's content. */
+type TextCheck = (value: string, at: string, env: CelEnvName) => string | undefined;
+
+/** A string, whose content `problem` (if given) may refuse. */
+function text({ nonEmpty = false, maxBytes = Infinity, problem }: { nonEmpty?: boolean; maxBytes?: number; problem?: TextCheck } = {}): ValueCheck {
+  return (value, at, env) => {
+    if (typeof value !== 'string') return `has '${at}' of type ${jsonType(value)}; it must be a string`;
+    if (nonEmpty && value.trim() === '') return `has '${at}' empty; give a value`;
+    const bytes = Buffer.byteLength(value, 'utf8');
+    if (bytes > maxBytes) return `has '${at}' of ${bytes} bytes; at most ${maxBytes} are allowed`;
+    return problem?.(value, at, env);
+  };
+}
+
+/** An integer from `min` to `max`. */
+function integer(min: number, max: number): ValueCheck {
+  return (value, at) => {
+    const range = `an integer from ${min} to ${max}`;
+    if (typeof value !== 'number') return `has '${at}' of type ${jsonType(value)}; it must be ${range}`;
+    if (!Number.isInteger(value) || value < min || value > max) return `has '${at}' ${value}, which is not ${range}`;
+    return undefined;
+  };
+}
+
+/** One of a few values (strings or numbers). */
+function oneOf(values: readonly (string | number)[]): ValueCheck {
+  return (value, at) =>
+    values.includes(value as string | number)
+      ? undefined
+      : `has '${at}' ${clip(JSON.stringify(value) ?? String(value), 40)}, which is not one of ${values.join(', ')}`;
+}
+
+/** An object used as a map of `what`: each key checked by `keyProblem`, each value by `item`. */
+function mapOf(what: string, keyProblem: TextCheck, item: ValueCheck, { nonEmpty = false } = {}): ValueCheck {
+  return (value, at, env) => {
+    if (!isObject(value)) return `has '${at}' of type ${jsonType(value)}; it must be an object mapping ${what}`;
+    if (nonEmpty && Object.keys(value).length === 0) return `has '${at}' empty; give at least one entry`;
+    for (const [key, element] of Object.entries(value)) {
+      const problem = keyProblem(key, at, env) ?? item(element, `${at}.${clip(key, 40)}`, env);
+      if (problem) return problem;
+    }
+    return undefined;
+  };
+}
+
+const anObject: ValueCheck = (value, at) => (isObject(value) ? undefined : `has '${at}' of type ${jsonType(value)}; it must be an object`);
+
+// RFC 9110 §5.1: a field name is a token.
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+const NOT_A_HEADER_NAME = "which is not a header name (letters, digits and !#$%&'*+-.^_`|~ only)";
+
+const headerName = text({ problem: (name, at) => (TOKEN.test(name) ? undefined : `has '${at}' '${clip(name, 40)}', ${NOT_A_HEADER_NAME}`) });
+
+// A CR or LF would end the header and start another (or the body): header injection. HTTP/2 and HTTP/3 refuse NUL.
+const headerValue = text({
+  problem: (value, at) => (/[\r\n\0]/.test(value) ? `has '${at}' with a CR, LF or NUL character, which a header value cannot hold` : undefined),
+});
+
+const headerMap = ({ nonEmpty = false } = {}) =>
+  mapOf('header names to values', (key, at) => (TOKEN.test(key) ? undefined : `has '${at}' key '${clip(key, 40)}', ${NOT_A_HEADER_NAME}`), headerValue, {
+    nonEmpty,
+  });
+
+/** A regular expression the edge (RE2, Go's syntax) can compile, checked with JavaScript's engine. */
+const regex: ValueCheck = text({
+  nonEmpty: true,
+  problem: (source, at) => {
+    const unsupported = re2Unsupported(source);
+    if (unsupported) return `has '${at}' '${clip(source, 64)}', which uses ${unsupported}; the edge's regular expressions (RE2) have none`;
+    // RE2 spells a named group (?P<name>…) and sets flags inline, (?i) or (?i:…), which Node 20's
+    // engine does not: rewritten to what compiles the same way, since only validity is checked.
+    const body = source
+      .replace(/\(\?P</g, '(?<')
+      .replace(/\(\?[imsU-]+\)/g, '')
+      .replace(/\(\?[imsU-]+:/g, '(?:');
+    try {
+      new RegExp(body);
+      return undefined;
+    } catch (error) {
+      const reason = String((error as Error).message).replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, '');
+      return `has '${at}' '${clip(source, 64)}', which is not a valid regular expression: ${clip(reason, 80)}`;
+    }
+  },
+});
+
+/** What JavaScript compiles and RE2 does not: lookaround and backreferences. */
+function re2Unsupported(source: string): string | undefined {
+  for (let i = 0; i < source.length; i++) {
+    if (source[i] === '\\') {
+      const next = source[i + 1] ?? '';
+      if (/[1-9]/.test(next) || next === 'k') return `a backreference (\\${next})`;
+      i++;
+    } else if (source.startsWith('(?=', i) || source.startsWith('(?!', i) || source.startsWith('(?<=', i) || source.startsWith('(?<!', i)) {
+      return 'a lookaround';
+    }
+  }
+  return undefined;
+}
+
+const statusCode = integer(100, 999);
+
+/** A Go-style duration of hours, minutes and seconds (`90s`, `1m30s`, `1.5h`), in milliseconds. */
+function durationMs(value: string): number | undefined {
+  if (!/^(\d+(\.\d+)?[hms])+$/.test(value)) return undefined;
+  const unit = { h: 3_600_000, m: 60_000, s: 1_000 } as const;
+  let total = 0;
+  for (const [, amount, u] of value.matchAll(/(\d+(?:\.\d+)?)([hms])/g)) total += Number(amount) * unit[u as keyof typeof unit];
+  return Math.round(total);
+}
+
+/** The rate limit's window: 60s to 24h, in steps of 10s (the granularity the edge counts in). */
+const rateWindow = text({
+  problem: (value, at) => {
+    const ms = durationMs(value);
+    const shown = clip(value, 40);
+    if (ms === undefined) return `has '${at}' '${shown}', which is not a duration such as 60s, 90s, 5m or 1h`;
+    if (ms < 60_000 || ms > 86_400_000) return `has '${at}' '${shown}', which is not from 60s to 24h`;
+    if (ms % 10_000 !== 0) return `has '${at}' '${shown}', which is not a multiple of 10s`;
     return undefined;
   },
+});
+
+/** A CEL expression giving a value (a bucket key), checked in the rule's environment. */
+const valueExpression = text({
+  nonEmpty: true,
+  problem: (value, at, env) => {
+    const checked = checkValueExpression(value, env);
+    return checked.ok ? undefined : `has '${at}' '${clip(value, 64)}', which is not a valid expression here: ${checked.reason} (${checked.position})`;
+  },
+});
+
+const allowList = objectOf({ allow_list: required(listOf('{value} objects', objectOf({ value: required(text({ nonEmpty: true })) }), { min: 1 })) });
+
+const JWT_TOKEN_TYPES = ['access_token', 'at+jwt', 'id_token', 'it+jwt', 'jwt', 'plain'] as const;
+
+// The shape of jwt-validation's config (ngrok's), not its cryptography: issuers, audiences and
+// where tokens are must be given; key sources are URLs the edge fetches.
+const jwtValidation = configOf({
+  issuer: required(allowList),
+  audience: required(allowList),
+  http: required(
+    objectOf({
+      tokens: required(
+        listOf(
+          'tokens',
+          objectOf({
+            type: required(oneOf(JWT_TOKEN_TYPES)),
+            method: required(oneOf(['header', 'body'])),
+            name: required(text({ nonEmpty: true })),
+            prefix: text(),
+          }),
+          { min: 1 },
+        ),
+      ),
+    }),
+  ),
+  jws: required(
+    objectOf({
+      allowed_algorithms: required(
+        listOf(
+          'algorithm names',
+          text({
+            nonEmpty: true,
+            problem: (value, at) => (value.toLowerCase() === 'none' ? `has '${at}' 'none'; unsigned tokens cannot be allowed` : undefined),
+          }),
+          { min: 1 },
+        ),
+      ),
+      keys: objectOf({ sources: objectOf({ additional_jkus: listOf('URLs', text({ nonEmpty: true })) }) }),
+    }),
+  ),
+});
+
+/** Largest custom-response body, in UTF-8 bytes. */
+export const MAX_RESPONSE_CONTENT_BYTES = 64 * 1024;
+
+/** The configs the same on every protocol. */
+const SHARED_CHECKS = {
+  log: configOf({ metadata: anObject }),
 
   'restrict-ips': (config) => {
     const keys = ['enforce', 'allow', 'deny', 'ip_policies'] as const;
@@ -128,9 +350,9 @@ const CONFIG_CHECKS: Record<string, ConfigCheck> = {
     if (config.enforce !== undefined && typeof config.enforce !== 'boolean')
       return `has 'enforce' of type ${jsonType(config.enforce)}; it must be true or false`;
     const problem =
-      stringList(config, 'allow', 'CIDRs', cidrProblem) ??
-      stringList(config, 'deny', 'CIDRs', cidrProblem) ??
-      stringList(config, 'ip_policies', 'IP policy ids', (at, id) =>
+      stringList(config.allow, 'allow', 'CIDRs', cidrProblem) ??
+      stringList(config.deny, 'deny', 'CIDRs', cidrProblem) ??
+      stringList(config.ip_policies, 'ip_policies', 'IP policy ids', (at, id) =>
         hasPrefix(id, 'ipp') ? undefined : `has ${at} '${clip(id, 64)}', which is not an IP policy id (ipp_…)`,
       );
     if (problem) return problem;
@@ -138,6 +360,85 @@ const CONFIG_CHECKS: Record<string, ConfigCheck> = {
       return 'must list at least one of allow, deny or ip_policies';
     return undefined;
   },
+} satisfies Record<string, ConfigCheck>;
+
+const TCP_CHECKS: Record<string, ConfigCheck> = { ...SHARED_CHECKS, deny: noConfig('a TCP edge') };
+
+const HTTP_CHECKS: Record<string, ConfigCheck> = {
+  ...SHARED_CHECKS,
+  deny: configOf({ status_code: statusCode }),
+  'custom-response': configOf({
+    status_code: required(statusCode),
+    content: text({ maxBytes: MAX_RESPONSE_CONTENT_BYTES }),
+    headers: headerMap(),
+    content_type: text({ nonEmpty: true }),
+  }),
+  'rate-limit': configOf({
+    name: text(),
+    algorithm: oneOf(['sliding_window']),
+    capacity: required(integer(1, 2_000_000_000)),
+    rate: required(rateWindow),
+    bucket_key: listOf('CEL expressions', valueExpression, { max: 10 }),
+  }),
+  'url-rewrite': configOf({ from: required(regex), to: required(text()), format: text({ nonEmpty: true }) }),
+  'add-headers': configOf({ headers: required(headerMap({ nonEmpty: true })) }),
+  'remove-headers': configOf({
+    headers: required(listOf('header names', headerName, { min: 1 })),
+  }),
+  redirect: configOf({ to: required(text({ nonEmpty: true })), from: regex, status_code: oneOf([301, 302, 303, 307, 308]), headers: headerMap() }),
+  'compress-response': configOf({ algorithms: listOf('algorithm names', oneOf(['gzip', 'deflate', 'br', 'compress'])) }),
+  'jwt-validation': jwtValidation,
+};
+
+/** Where rules run: the CEL environment of their expressions and the actions allowed there. */
+interface Place {
+  env: CelEnvName;
+  actions: readonly string[];
+}
+
+interface ProtocolSpec {
+  /** Every action type of the protocol (sorted, as messages list them), and the check of each one's config. */
+  actions: readonly string[];
+  checks: Readonly<Record<string, ConfigCheck>>;
+  /** The policy module's two directions, and the phases of a traffic_policy document. */
+  directions: { inbound: Place; outbound: Place };
+  phases: Readonly<Record<string, Place>>;
+}
+
+function protocolSpec(checks: Record<string, ConfigCheck>, places: Pick<ProtocolSpec, 'directions' | 'phases'>): ProtocolSpec {
+  return { actions: Object.keys(checks).sort(), checks, ...places };
+}
+
+const HTTP_REQUEST_ACTIONS = [
+  'add-headers',
+  'custom-response',
+  'deny',
+  'jwt-validation',
+  'log',
+  'rate-limit',
+  'redirect',
+  'remove-headers',
+  'restrict-ips',
+  'url-rewrite',
+] as const;
+const HTTP_RESPONSE_ACTIONS = ['add-headers', 'compress-response', 'custom-response', 'log', 'remove-headers'] as const;
+
+const PROTOCOLS: Record<PolicyProtocol, ProtocolSpec> = {
+  tcp: protocolSpec(TCP_CHECKS, {
+    directions: { inbound: { env: 'tcp', actions: ['deny', 'log', 'restrict-ips'] }, outbound: { env: 'tcp', actions: ['log'] } },
+    phases: { on_tcp_connect: { env: 'tcp', actions: ['deny', 'log', 'restrict-ips'] } },
+  }),
+  // The policy module's inbound runs on requests and its outbound on responses, as the document's two phases do.
+  http: protocolSpec(HTTP_CHECKS, {
+    directions: {
+      inbound: { env: 'policy_http_request', actions: HTTP_REQUEST_ACTIONS },
+      outbound: { env: 'policy_http_response', actions: HTTP_RESPONSE_ACTIONS },
+    },
+    phases: {
+      on_http_request: { env: 'http_request', actions: HTTP_REQUEST_ACTIONS },
+      on_http_response: { env: 'http_response', actions: HTTP_RESPONSE_ACTIONS },
+    },
+  }),
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -147,9 +448,9 @@ interface RulesContext {
   /** `inbound`, `outbound` or the phase: how messages name the list. */
   where: string;
   env: CelEnvName;
-  /** The action types allowed here, and every type the protocol knows. */
+  /** The action types allowed here, and the protocol (every type it knows, and their configs). */
   allowed: readonly string[];
-  known: readonly string[];
+  protocol: ProtocolSpec;
   /** The policy module requires rule names; a document does not. */
   nameRequired: boolean;
   shapeError: ShapeError;
@@ -216,11 +517,12 @@ function checkRule(rule: unknown, index: number, ctx: RulesContext): EndpointRul
     if (typeof action.type !== 'string')
       throw shapeError(`${at}.type`, action.type === undefined ? 'is required' : `must be a string; got ${jsonType(action.type)}`);
     const type = action.type;
-    if (!ctx.known.includes(type)) throw errors.unknownActionType({ where, rule: label, type: clip(type, 40), valid: ctx.known });
+    const known = ctx.protocol.actions;
+    if (!known.includes(type)) throw errors.unknownActionType({ where, rule: label, type: clip(type, 40), valid: known });
     if (!ctx.allowed.includes(type)) throw errors.actionNotAllowed({ where, rule: label, type, valid: ctx.allowed });
     const config = action.config ?? null;
     if (config !== null && !isObject(config)) throw shapeError(`${at}.config`, `must be an object; got ${jsonType(config)}`);
-    const problem = CONFIG_CHECKS[type]?.(config);
+    const problem = ctx.protocol.checks[type]?.(config, ctx.env);
     if (problem) throw errors.invalidActionConfig({ where, rule: label, type, problem });
     return { type, config };
   });
@@ -234,8 +536,8 @@ function checkRule(rule: unknown, index: number, ctx: RulesContext): EndpointRul
 const POLICY_KEYS = ['enabled', 'inbound', 'outbound'] as const;
 
 /**
- * The old `policy` module body ({enabled?, inbound?, outbound?}) checked for a TCP edge; returns it
- * normalized: enabled default true, config null when absent, outbound null when absent/null,
+ * The old `policy` module body ({enabled?, inbound?, outbound?}) checked for an edge of `protocol`
+ * (inbound: connections or requests; outbound: responses); returns it normalized: enabled default true, config null when absent, outbound null when absent/null,
  * inbound [] when absent. Throws ApiError.
  */
 export function checkEndpointPolicy(body: unknown, protocol: PolicyProtocol): EndpointPolicy {
@@ -249,9 +551,9 @@ export function checkEndpointPolicy(body: unknown, protocol: PolicyProtocol): En
   const direction = (where: 'inbound' | 'outbound') =>
     checkRules(listAt(body[where], where, 'rules', fieldError), {
       where,
-      env: protocol,
-      allowed: spec.directions[where],
-      known: spec.actions,
+      env: spec.directions[where].env,
+      allowed: spec.directions[where].actions,
+      protocol: spec,
       nameRequired: true,
       shapeError: fieldError,
     });
@@ -311,11 +613,11 @@ function parsePolicyDocument(value: unknown): unknown {
 
 /**
  * The newer `traffic_policy` module value (a JSON or YAML string) checked for the protocol's
- * phases (tcp: on_tcp_connect only). Returns nothing; throws ApiError.
+ * phases (tcp: on_tcp_connect; http: on_http_request, on_http_response). Returns nothing; throws ApiError.
  */
 export function checkTrafficPolicyDocument(value: string, protocol: PolicyProtocol): void {
   const spec = PROTOCOLS[protocol];
-  const phases: Record<string, { env: CelEnvName; actions: readonly string[] }> = spec.phases;
+  const phases = spec.phases;
   const doc = parsePolicyDocument(value);
   if (!isObject(doc)) throw errors.invalidPolicyDocument({ problem: `must be a mapping of phases to lists of rules; got ${jsonType(doc)}` });
   const valid = Object.keys(phases);
@@ -324,7 +626,7 @@ export function checkTrafficPolicyDocument(value: string, protocol: PolicyProtoc
   for (const [phase, rules] of Object.entries(doc)) {
     if (!Array.isArray(rules)) throw documentError(phase, `must be a list of rules; got ${jsonType(rules)}`);
     const { env, actions } = phases[phase]!;
-    checkRules(rules, { where: phase, env, allowed: actions, known: spec.actions, nameRequired: false, shapeError: documentError });
+    checkRules(rules, { where: phase, env, allowed: actions, protocol: spec, nameRequired: false, shapeError: documentError });
   }
 }
 

@@ -1,0 +1,694 @@
+// The modules of HTTPS edge routes (and, for webhook verification, of endpoint configurations):
+// headers, compression, the WebSocket-to-TCP converter, the circuit breaker, webhook
+// verification, OAuth, OIDC, SAML and the user agent filter. Each is declared once, as the edge
+// modules in edge-modules.ts are: request and response shapes, what is stored, what is shown.
+// None of them names other resources, so `refs` is always empty.
+import { createPublicKey, generateKeyPairSync, randomBytes, sign, X509Certificate, type KeyObject } from 'node:crypto';
+import { Type, type Static, type TProperties, type TSchema } from '@sinclair/typebox';
+import safeRegex from 'safe-regex2';
+import type { RequestContext } from '../../core/context.js';
+import { errors } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import { BoundedString } from '../../core/schema.js';
+import type { ModuleDefinition } from '../../crud/modules.js';
+import type { Sealer } from '../../lib/crypto/sealer.js';
+
+// The same atom as edge-modules.ts, which does not export its own.
+const Enabled = Type.Optional(Type.Boolean({ description: 'default true' }));
+const Strings = (maxLength: number, maxItems: number, description: string) =>
+  Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength }), { maxItems, description: `${description}; at most ${maxItems}` }));
+const DAY_SECONDS = 24 * 60 * 60;
+
+/**
+ * RFC 9110 token (tchar+): an HTTP field name, and (RFC 6265) a cookie name. backend-values.ts
+ * has the same rule for backends' headers but does not export it (nor do its limits fit here).
+ */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/** Each list item passes `test`, or the 400 names it (`oauth.provider.github.email_domains[2]`). */
+function checkEach(field: string, items: readonly string[], test: (item: string) => boolean, problem: string): string[] {
+  items.forEach((item, i) => {
+    if (!test(item)) throw errors.invalidField({ field: `${field}[${i}]`, problem: `${problem}; got '${item.slice(0, 80)}'` });
+  });
+  return [...items];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request and response headers
+
+const MAX_HEADER_ENTRIES = 64;
+const MAX_HEADER_VALUE_LENGTH = 4096;
+const MAX_HEADER_NAME_LENGTH = 256;
+// RFC 9110 field-value: visible characters, spaces and tabs; so no CR, LF, NUL or other control.
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\uffff]*$/;
+
+const HeadersRequest = Type.Object(
+  {
+    enabled: Enabled,
+    add: Type.Optional(
+      Type.Record(Type.String(), Type.String({ maxLength: MAX_HEADER_VALUE_LENGTH }), {
+        // A Record's key schema is not carried into JSON Schema; propertyNames bounds the names.
+        propertyNames: { maxLength: MAX_HEADER_NAME_LENGTH },
+        maxProperties: MAX_HEADER_ENTRIES,
+        description: `header name → value, at most ${MAX_HEADER_ENTRIES}; names are stored and shown lower-cased`,
+      }),
+    ),
+    remove: Type.Optional(
+      Type.Array(Type.String({ maxLength: MAX_HEADER_NAME_LENGTH }), {
+        maxItems: MAX_HEADER_ENTRIES,
+        description: `header names, at most ${MAX_HEADER_ENTRIES}`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+type HeadersValue = { enabled: boolean; add: Record<string, string>; remove: string[] };
+
+function checkHeaderName(name: string): string {
+  if (!TOKEN.test(name)) throw errors.invalidHeaderName({ name: name.slice(0, 80) });
+  return name;
+}
+
+/** The headers to add, names lower-cased (HTTP names are case-insensitive, so two equal ones are refused). */
+function headersToAdd(add: Record<string, string>): Record<string, string> {
+  // A Map, not an object, so that a header named __proto__ is a header like any other.
+  const out = new Map<string, string>();
+  for (const [name, value] of Object.entries(add)) {
+    const lower = checkHeaderName(name).toLowerCase();
+    if (!HEADER_VALUE.test(value)) throw errors.invalidHeaderValue({ name });
+    if (out.has(lower)) throw errors.duplicateHeader({ name: lower });
+    out.set(lower, value);
+  }
+  return Object.fromEntries(out);
+}
+
+function headersModule(name: 'request_headers' | 'response_headers', title: string): ModuleDefinition {
+  return {
+    name,
+    title,
+    request: HeadersRequest,
+    response: Type.Object({ enabled: Type.Boolean(), add: Type.Record(Type.String(), Type.String()), remove: Type.Array(Type.String()) }),
+    parse: (body: Static<typeof HeadersRequest>) => ({
+      value: { enabled: body.enabled ?? true, add: headersToAdd(body.add ?? {}), remove: (body.remove ?? []).map(checkHeaderName) } satisfies HeadersValue,
+      refs: [],
+    }),
+    toApi: (value: HeadersValue) => ({ enabled: value.enabled, add: value.add, remove: value.remove }),
+  };
+}
+
+export const requestHeadersModule = headersModule('request_headers', 'request headers');
+export const responseHeadersModule = headersModule('response_headers', 'response headers');
+
+// ---------------------------------------------------------------------------------------------
+// Modules that are only switched on or off
+
+function switchModule(name: string, title: string): ModuleDefinition {
+  return {
+    name,
+    title,
+    request: Type.Object({ enabled: Enabled }, { additionalProperties: false }),
+    response: Type.Object({ enabled: Type.Boolean() }),
+    parse: (body: { enabled?: boolean }) => ({ value: { enabled: body.enabled ?? true }, refs: [] }),
+    toApi: (value: { enabled: boolean }) => ({ enabled: value.enabled }),
+  };
+}
+
+export const compressionModule = switchModule('compression', 'compression');
+export const websocketTcpConverterModule = switchModule('websocket_tcp_converter', 'WebSocket to TCP converter');
+
+// ---------------------------------------------------------------------------------------------
+// Circuit breaker
+
+const CIRCUIT_BREAKER_DEFAULTS = { tripped_duration: 10, rolling_window: 10, num_buckets: 10, volume_threshold: 20, error_threshold_percentage: 0.5 };
+const CircuitBreakerRequest = Type.Object(
+  {
+    enabled: Enabled,
+    tripped_duration: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: DAY_SECONDS, description: 'seconds the breaker stays open once tripped (default 10)' }),
+    ),
+    rolling_window: Type.Optional(Type.Integer({ minimum: 1, maximum: DAY_SECONDS, description: 'seconds of statistics the breaker looks at (default 10)' })),
+    num_buckets: Type.Optional(Type.Integer({ minimum: 1, maximum: 128, description: 'buckets the rolling window is divided into, 1 to 128 (default 10)' })),
+    volume_threshold: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'requests in the window before the breaker may trip (default 20)' }),
+    ),
+    // Not bounded here: a value outside 0.0 to 1.0 gets its own error, which says it is a fraction.
+    error_threshold_percentage: Type.Optional(Type.Number({ description: 'fraction of errors that trips the breaker, 0.0 to 1.0 (default 0.5)' })),
+  },
+  { additionalProperties: false },
+);
+type CircuitBreakerValue = typeof CIRCUIT_BREAKER_DEFAULTS & { enabled: boolean };
+
+export const circuitBreakerModule: ModuleDefinition = {
+  name: 'circuit_breaker',
+  title: 'circuit breaker',
+  request: CircuitBreakerRequest,
+  response: Type.Object({
+    enabled: Type.Boolean(),
+    tripped_duration: Type.Integer(),
+    rolling_window: Type.Integer(),
+    num_buckets: Type.Integer(),
+    volume_threshold: Type.Integer(),
+    error_threshold_percentage: Type.Number(),
+  }),
+  parse: (body: Static<typeof CircuitBreakerRequest>) => {
+    const value: CircuitBreakerValue = { enabled: true, ...CIRCUIT_BREAKER_DEFAULTS, ...body };
+    const threshold = value.error_threshold_percentage;
+    if (!(threshold >= 0 && threshold <= 1)) throw errors.circuitBreakerThreshold({ value: threshold });
+    return { value, refs: [] };
+  },
+  toApi: (value: CircuitBreakerValue) => ({ ...value }),
+};
+
+// ---------------------------------------------------------------------------------------------
+// Webhook verification
+
+/** The services whose webhook signatures the edge checks. */
+export const WEBHOOK_PROVIDERS: readonly string[] = `
+  aftership airship alchemy sns autodesk bitbucket bolt box brex buildkite calendly castle chargify circleci clearbit clerk coinbase
+  contentful docusign dropbox facebook_graph_api facebook_messenger frameio github gitlab go1 heroku hostedhooks hubspot graphcms
+  instagram intercom launch_darkly mailchimp mailgun microsoft_teams modern_treasury mongodb mux orbit pagerduty pinwheel plivo pusher
+  sendgrid sentry shopify signal_sciences slack sonatype square stripe svix terraform tiktok trendmicro_conformity twilio twitter
+  typeform vmware webex whatsapp worldline xero zendesk zoom jira linear orb
+`
+  .trim()
+  .split(/\s+/);
+const PROVIDER_SET = new Set<string>(WEBHOOK_PROVIDERS);
+export const MAX_WEBHOOK_SECRET_LENGTH = 4096;
+
+const WebhookRequest = Type.Object(
+  {
+    enabled: Enabled,
+    // Optional in the schema so that a missing provider gets its own error (7029).
+    provider: Type.Optional(Type.String({ maxLength: 64, description: 'the service that signs the webhooks (case-insensitive): github, stripe, …' })),
+    // The schema's bound only keeps the body small; the real limit is checked with its own error (7154).
+    secret: Type.Optional(
+      Type.String({
+        maxLength: 4 * MAX_WEBHOOK_SECRET_LENGTH,
+        description: `the signing secret, at most ${MAX_WEBHOOK_SECRET_LENGTH} characters; none for sns`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+type WebhookValue = { enabled: boolean; provider: string; secret: string };
+
+/** SendGrid signs with ECDSA and shows its verification key as base64 DER (SubjectPublicKeyInfo). */
+function isEcPublicKey(secret: string): boolean {
+  try {
+    return createPublicKey({ key: Buffer.from(secret, 'base64'), format: 'der', type: 'spki' }).asymmetricKeyType === 'ec';
+  } catch {
+    return false;
+  }
+}
+
+/** The secret a provider (lower-cased) needs: none for SNS (AWS signs with a certificate), one for every other. */
+function webhookSecret(module: string, provider: string, secret: string): string {
+  if (secret.length > MAX_WEBHOOK_SECRET_LENGTH) throw errors.webhookSecretTooLong({ module, length: secret.length, max: MAX_WEBHOOK_SECRET_LENGTH });
+  // An empty secret is none: some clients always send the field.
+  if (provider === 'sns') {
+    if (secret !== '') throw errors.snsSecretNotAccepted({ module });
+    return secret;
+  }
+  if (secret === '') throw errors.webhookSecretRequired({ module, provider });
+  if (provider === 'sendgrid' && !isEcPublicKey(secret)) throw errors.sendgridKeyInvalid({ module });
+  return secret;
+}
+
+/**
+ * Webhook verification: `webhook_verification` on routes, `webhook_validation` on endpoint
+ * configurations. The provider is matched case-insensitively and kept as sent; the secret is
+ * stored and shown as the reference API does (it verifies, it does not authenticate the caller).
+ */
+export function webhookVerificationModule(name: string): ModuleDefinition {
+  return {
+    name,
+    title: 'webhook verification',
+    request: WebhookRequest,
+    response: Type.Object({ enabled: Type.Boolean(), provider: Type.String(), secret: Type.String() }),
+    parse: (body: Static<typeof WebhookRequest>) => {
+      const provider = body.provider ?? '';
+      if (provider === '') throw errors.webhookProviderMissing({ module: name });
+      const known = provider.toLowerCase();
+      if (!PROVIDER_SET.has(known)) throw errors.unknownWebhookProvider({ module: name, provider, supported: WEBHOOK_PROVIDERS });
+      const value: WebhookValue = { enabled: body.enabled ?? true, provider, secret: webhookSecret(name, known, body.secret ?? '') };
+      return { value, refs: [] };
+    },
+    toApi: (value: WebhookValue) => ({ enabled: value.enabled, provider: value.provider, secret: value.secret }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sign-in modules (OAuth, OIDC, SAML): the session fields they share
+
+const AUTH_MODULES = ['oauth', 'oidc', 'saml'] as const;
+type AuthModule = (typeof AUTH_MODULES)[number];
+/** One route signs its users in one way. */
+const othersThan = (name: AuthModule) => AUTH_MODULES.filter((other) => other !== name);
+
+const MAX_SESSION_SECONDS = 30 * DAY_SECONDS;
+const Seconds = (description: string, max = MAX_SESSION_SECONDS) =>
+  Type.Optional(Type.Integer({ minimum: 0, maximum: max, description: `${description}; seconds, at most ${max}, 0 for none (default 0)` }));
+const DEFAULT_COOKIE_PREFIX = 'ngrok.';
+
+const SessionRequest = {
+  enabled: Enabled,
+  options_passthrough: Type.Optional(Type.Boolean({ description: 'let CORS preflight OPTIONS requests through unauthenticated (default false)' })),
+  cookie_prefix: Type.Optional(
+    Type.String({ maxLength: 64, description: `prefix of the session cookies' names, a cookie-name token (default ${DEFAULT_COOKIE_PREFIX})` }),
+  ),
+  inactivity_timeout: Seconds('a session ends after this long without a request'),
+  maximum_duration: Seconds('a session ends this long after sign-in'),
+} satisfies TProperties;
+const SessionResponse = {
+  enabled: Type.Boolean(),
+  options_passthrough: Type.Boolean(),
+  cookie_prefix: Type.String(),
+  inactivity_timeout: Type.Integer(),
+  maximum_duration: Type.Integer(),
+} satisfies TProperties;
+type SessionBody = Partial<Record<'enabled' | 'options_passthrough', boolean> & Record<'inactivity_timeout' | 'maximum_duration', number>> & {
+  cookie_prefix?: string;
+};
+type Session = { enabled: boolean; options_passthrough: boolean; cookie_prefix: string; inactivity_timeout: number; maximum_duration: number };
+
+function sessionOf(module: AuthModule, body: SessionBody): Session {
+  const cookiePrefix = body.cookie_prefix ?? DEFAULT_COOKIE_PREFIX;
+  if (!TOKEN.test(cookiePrefix))
+    throw errors.invalidField({ field: `${module}.cookie_prefix`, problem: "must be a cookie-name token (letters, digits and !#$%&'*+-.^_`|~)" });
+  return {
+    enabled: body.enabled ?? true,
+    options_passthrough: body.options_passthrough ?? false,
+    cookie_prefix: cookiePrefix,
+    inactivity_timeout: body.inactivity_timeout ?? 0,
+    maximum_duration: body.maximum_duration ?? 0,
+  };
+}
+
+const sessionToApi = (value: Session): Session => ({
+  enabled: value.enabled,
+  options_passthrough: value.options_passthrough,
+  cookie_prefix: value.cookie_prefix,
+  inactivity_timeout: value.inactivity_timeout,
+  maximum_duration: value.maximum_duration,
+});
+
+// RFC 6749 §3.3 scope-token: printable ASCII but space, '"' and '\'.
+const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+const Scopes = Strings(256, 64, 'scopes to request');
+const checkScopes = (field: string, scopes: readonly string[] = []) => checkEach(field, scopes, (s) => SCOPE.test(s), 'must be an OAuth scope token');
+
+// ---------------------------------------------------------------------------------------------
+// OAuth
+
+const OAUTH_PROVIDERS = ['github', 'facebook', 'microsoft', 'google', 'linkedin', 'gitlab', 'twitch', 'amazon'] as const;
+type OAuthProvider = (typeof OAUTH_PROVIDERS)[number];
+/** Lists only GitHub has: who may sign in by team or organization membership. */
+const GITHUB_LISTS = ['teams', 'organizations'] as const;
+
+// Loose on purpose: the identity provider has the last word; these catch typing mistakes only.
+const DOMAIN = /^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/;
+const isEmail = (s: string) => {
+  const at = s.lastIndexOf('@');
+  return at > 0 && !/[\s@]/.test(s.slice(0, at)) && DOMAIN.test(s.slice(at + 1));
+};
+
+function oauthProviderRequest(provider: OAuthProvider) {
+  return Type.Object(
+    {
+      client_id: Type.Optional(
+        Type.String({ minLength: 1, maxLength: 255, description: 'your OAuth application; with client_secret, or neither for the managed one' }),
+      ),
+      client_secret: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'stored sealed and never shown' })),
+      scopes: Scopes,
+      email_addresses: Strings(254, 1024, 'addresses allowed to sign in'),
+      email_domains: Strings(253, 256, 'domains whose addresses may sign in'),
+      ...(provider === 'github' && Object.fromEntries(GITHUB_LISTS.map((list) => [list, Strings(256, 256, `GitHub ${list} whose members may sign in`)]))),
+    },
+    { additionalProperties: false },
+  );
+}
+
+function oauthProviderResponse(provider: OAuthProvider) {
+  return Type.Object({
+    client_id: Type.Union([Type.String(), Type.Null()]),
+    client_secret: Type.Null({ description: 'never shown' }),
+    scopes: Type.Array(Type.String()),
+    email_addresses: Type.Array(Type.String()),
+    email_domains: Type.Array(Type.String()),
+    ...(provider === 'github' && Object.fromEntries(GITHUB_LISTS.map((list) => [list, Type.Array(Type.String())]))),
+  });
+}
+
+/** One optional field per provider, each of the provider's own shape. */
+const perProvider = (make: (provider: OAuthProvider) => TSchema) => Object.fromEntries(OAUTH_PROVIDERS.map((p) => [p, Type.Optional(make(p))]));
+
+const OAuthRequest = Type.Object(
+  {
+    ...SessionRequest,
+    provider: Type.Object(perProvider(oauthProviderRequest), { additionalProperties: false, description: 'exactly one identity provider' }),
+    auth_check_interval: Seconds('how often the provider is asked whether the user may still sign in', DAY_SECONDS),
+  },
+  { additionalProperties: false },
+);
+
+type OAuthProviderBody = { client_id?: string; client_secret?: string } & Partial<
+  Record<'scopes' | 'email_addresses' | 'email_domains' | 'teams' | 'organizations', string[]>
+>;
+type OAuthProviderValue = {
+  client_id: string | null;
+  client_secret_sealed: string | null;
+  scopes: string[];
+  email_addresses: string[];
+  email_domains: string[];
+} & Partial<Record<'teams' | 'organizations', string[]>>;
+type OAuthValue = Session & { auth_check_interval: number; provider: Partial<Record<OAuthProvider, OAuthProviderValue>> };
+
+function oauthProviderValue(sealer: Sealer, provider: OAuthProvider, body: OAuthProviderBody): OAuthProviderValue {
+  if ((body.client_id === undefined) !== (body.client_secret === undefined)) throw errors.oauthClientPair({ provider });
+  const field = `oauth.provider.${provider}`;
+  return {
+    client_id: body.client_id ?? null,
+    client_secret_sealed: body.client_secret === undefined ? null : sealer.seal(body.client_secret, 'oauth.client_secret'),
+    scopes: checkScopes(`${field}.scopes`, body.scopes),
+    email_addresses: checkEach(`${field}.email_addresses`, body.email_addresses ?? [], isEmail, 'must be an email address'),
+    email_domains: checkEach(`${field}.email_domains`, body.email_domains ?? [], (d) => DOMAIN.test(d), 'must be a domain name'),
+    ...(provider === 'github' && Object.fromEntries(GITHUB_LISTS.map((list) => [list, [...(body[list] ?? [])]]))),
+  };
+}
+
+/** The response of a provider: what was stored, the secret never. */
+const oauthProviderToApi = ({ client_secret_sealed: _never, ...shown }: OAuthProviderValue) => ({ ...shown, client_secret: null });
+
+/** OAuth sign-in; `client_secret` is sealed with `sealer` and never shown. */
+export function oauthModule(sealer: Sealer): ModuleDefinition {
+  return {
+    name: 'oauth',
+    title: 'OAuth',
+    request: OAuthRequest,
+    response: Type.Object({
+      ...SessionResponse,
+      provider: Type.Object(perProvider(oauthProviderResponse)),
+      auth_check_interval: Type.Integer(),
+    }),
+    parse: (body: SessionBody & { provider: Partial<Record<OAuthProvider, OAuthProviderBody>>; auth_check_interval?: number }) => {
+      const named = OAUTH_PROVIDERS.filter((p) => body.provider[p] !== undefined);
+      if (named.length !== 1) throw errors.oauthProviderCount({ count: named.length, supported: OAUTH_PROVIDERS });
+      const provider = named[0]!;
+      const value: OAuthValue = {
+        ...sessionOf('oauth', body),
+        auth_check_interval: body.auth_check_interval ?? 0,
+        provider: { [provider]: oauthProviderValue(sealer, provider, body.provider[provider]!) },
+      };
+      return { value, refs: [] };
+    },
+    toApi: (value: OAuthValue) => ({
+      ...sessionToApi(value),
+      provider: Object.fromEntries(Object.entries(value.provider).map(([name, p]) => [name, oauthProviderToApi(p)])),
+      auth_check_interval: value.auth_check_interval,
+    }),
+    excludes: othersThan('oauth'),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// OIDC
+
+const OidcRequest = Type.Object(
+  {
+    ...SessionRequest,
+    issuer: Type.String({ maxLength: 2048, description: "the identity provider's issuer, an https URL" }),
+    client_id: Type.String({ minLength: 1, maxLength: 255 }),
+    client_secret: Type.String({ minLength: 1, maxLength: 1024, description: 'stored sealed and never shown' }),
+    scopes: Scopes,
+  },
+  { additionalProperties: false },
+);
+type OidcValue = Session & { issuer: string; client_id: string; client_secret_sealed: string; scopes: string[] };
+
+function checkIssuer(issuer: string): string {
+  const url = URL.canParse(issuer) ? new URL(issuer) : undefined;
+  if (url?.protocol !== 'https:' || url.username !== '' || url.password !== '')
+    throw errors.invalidField({ field: 'oidc.issuer', problem: `must be an https URL without credentials; got '${issuer.slice(0, 80)}'` });
+  return issuer;
+}
+
+/** OpenID Connect sign-in; `client_secret` is sealed with `sealer` and never shown. */
+export function oidcModule(sealer: Sealer): ModuleDefinition {
+  return {
+    name: 'oidc',
+    title: 'OIDC',
+    request: OidcRequest,
+    response: Type.Object({
+      ...SessionResponse,
+      issuer: Type.String(),
+      client_id: Type.String(),
+      client_secret: Type.Null({ description: 'never shown' }),
+      scopes: Type.Array(Type.String()),
+    }),
+    parse: (body: Static<typeof OidcRequest>) => {
+      const value: OidcValue = {
+        ...sessionOf('oidc', body),
+        issuer: checkIssuer(body.issuer),
+        client_id: body.client_id,
+        client_secret_sealed: sealer.seal(body.client_secret, 'oidc.client_secret'),
+        scopes: checkScopes('oidc.scopes', body.scopes),
+      };
+      return { value, refs: [] };
+    },
+    toApi: (value: OidcValue) => ({ ...sessionToApi(value), issuer: value.issuer, client_id: value.client_id, client_secret: null, scopes: value.scopes }),
+    excludes: othersThan('oidc'),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// SAML
+
+export const MAX_IDP_METADATA_BYTES = 256 * 1024;
+const DEFAULT_NAMEID_FORMAT = 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent';
+
+/*
+ * A structural check of IdP metadata, written by hand because no XML parser is a dependency and
+ * this needs little of one: the root element is an EntityDescriptor (any namespace prefix) that
+ * has an IDPSSODescriptor. Start tags are found with indexOf and one sticky, bounded name match
+ * per '<', skipping comments, CDATA and processing instructions, so it is linear in the input.
+ * A DOCTYPE is refused: metadata has none, and one could declare entities for whoever parses it
+ * next. The edge parses the document fully when it loads it.
+ */
+const SKIPPED: readonly (readonly [string, string])[] = [
+  ['<!--', '-->'],
+  ['<![CDATA[', ']]>'],
+  ['<?', '?>'],
+];
+const TAG_NAME = /[A-Za-z_][\w.:-]{0,255}/y;
+const localName = (qualified: string) => qualified.slice(qualified.lastIndexOf(':') + 1);
+
+/** The names of the start tags of an XML text, in order. */
+function* startTags(xml: string): Generator<string> {
+  for (let at = xml.indexOf('<'); at !== -1; at = xml.indexOf('<', at + 1)) {
+    const skipped = SKIPPED.find(([open]) => xml.startsWith(open, at));
+    if (skipped) {
+      const end = xml.indexOf(skipped[1], at + skipped[0].length);
+      if (end === -1) return;
+      at = end;
+      continue;
+    }
+    TAG_NAME.lastIndex = at + 1;
+    const name = TAG_NAME.exec(xml)?.[0];
+    if (name !== undefined) yield name;
+  }
+}
+
+function checkIdpMetadata(xml: string): string {
+  const invalid = (reason: string) => errors.samlMetadataInvalid({ reason });
+  if (xml.includes('<!DOCTYPE')) throw invalid('has a DOCTYPE, which SAML metadata does not use');
+  const tags = startTags(xml);
+  const root = tags.next();
+  if (root.done || localName(root.value) !== 'EntityDescriptor') throw invalid('must be an XML document whose root element is an EntityDescriptor');
+  if (!xml.includes(`</${root.value}`)) throw invalid(`has no end tag of its ${root.value} (is it cut short?)`);
+  for (const name of tags) if (localName(name) === 'IDPSSODescriptor') return xml;
+  throw invalid('has no IDPSSODescriptor: it describes no identity provider');
+}
+
+/*
+ * The request signing certificate: self-signed, ECDSA P-256 (fast to make), valid ten years.
+ * Built by hand in DER because `parse` is synchronous: @peculiar/x509 (which src/tls.ts uses)
+ * signs through WebCrypto, which is asynchronous only, and its ASN.1 packages are not
+ * dependencies of this project. node:crypto makes the key and the signature synchronously; its
+ * X509Certificate parses the result (and gives the PEM), so a malformed certificate fails here.
+ */
+const der = (tag: number, ...parts: Buffer[]): Buffer => {
+  const body = Buffer.concat(parts);
+  return Buffer.concat([Buffer.from([tag, ...derLength(body.length)]), body]);
+};
+/** X.690 §8.1.3: short form below 128, else the fewest bytes that hold it, after their count. */
+function derLength(length: number): number[] {
+  if (length < 0x80) return [length];
+  const bytes: number[] = [];
+  for (let rest = length; rest > 0; rest = Math.floor(rest / 256)) bytes.unshift(rest & 0xff);
+  return [0x80 | bytes.length, ...bytes];
+}
+const DER = { integer: 0x02, bitString: 0x03, oid: 0x06, utf8: 0x0c, utcTime: 0x17, generalizedTime: 0x18, sequence: 0x30, set: 0x31, explicit0: 0xa0 };
+const ECDSA_WITH_SHA256 = der(DER.sequence, der(DER.oid, Buffer.from('2a8648ce3d040302', 'hex'))); // 1.2.840.10045.4.3.2
+const COMMON_NAME = der(DER.oid, Buffer.from('550403', 'hex')); // 2.5.4.3
+
+/** RFC 5280 §4.1.2.5: UTCTime through 2049, GeneralizedTime from 2050. */
+function derTime(date: Date): Buffer {
+  const digits = date.toISOString().replace(/[-:T]/g, '').slice(0, 14); // YYYYMMDDHHMMSS
+  return date.getUTCFullYear() < 2050 ? der(DER.utcTime, Buffer.from(`${digits.slice(2)}Z`)) : der(DER.generalizedTime, Buffer.from(`${digits}Z`));
+}
+
+function selfSignedCertificate(commonName: string): { certificatePem: string; privateKey: KeyObject } {
+  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const serial = newSerial();
+  const name = der(DER.sequence, der(DER.set, der(DER.sequence, COMMON_NAME, der(DER.utf8, Buffer.from(commonName)))));
+  const now = Date.now();
+  const validity = der(DER.sequence, derTime(new Date(now - DAY_SECONDS * 1000)), derTime(new Date(now + 3650 * DAY_SECONDS * 1000)));
+  const version3 = der(DER.explicit0, der(DER.integer, Buffer.from([2])));
+  const tbs = der(DER.sequence, version3, der(DER.integer, serial), ECDSA_WITH_SHA256, name, validity, name, publicKey.export({ type: 'spki', format: 'der' }));
+  const signature = sign('sha256', tbs, privateKey); // DER ECDSA-Sig-Value, as X.509 wants
+  const certificate = der(DER.sequence, tbs, ECDSA_WITH_SHA256, der(DER.bitString, Buffer.from([0]), signature));
+  return { certificatePem: new X509Certificate(certificate).toString(), privateKey };
+}
+
+/** 16 random bytes, positive and without a leading zero byte (minimal DER). */
+function newSerial(): Buffer {
+  const serial = randomBytes(16);
+  serial[0] = (serial[0]! & 0x7f) | 0x40;
+  return serial;
+}
+
+const SamlRequest = Type.Object(
+  {
+    ...SessionRequest,
+    idp_metadata: BoundedString(MAX_IDP_METADATA_BYTES, { description: "the identity provider's SAML metadata XML (an EntityDescriptor), at most 256 KiB" }),
+    force_authn: Type.Optional(Type.Boolean({ description: 'ask the identity provider to sign the user in again every time (default false)' })),
+    allow_idp_initiated: Type.Optional(Type.Boolean({ description: 'accept sign-ins the identity provider starts (default false)' })),
+    authorized_groups: Strings(256, 256, 'groups whose members may sign in (none: everyone the IdP signs in)'),
+    nameid_format: Type.Optional(Type.String({ maxLength: 256, description: `the NameID format asked for, a URI (default ${DEFAULT_NAMEID_FORMAT})` })),
+  },
+  { additionalProperties: false },
+);
+/** What the service provider (this route) is to the identity provider, made at parse. */
+const SamlProvider = {
+  entity_id: Type.String(),
+  assertion_consumer_service_url: Type.String(),
+  single_logout_url: Type.String(),
+  metadata_url: Type.String(),
+  request_signing_certificate_pem: Type.String(),
+};
+type SamlValue = Session & {
+  idp_metadata: string;
+  force_authn: boolean;
+  allow_idp_initiated: boolean;
+  authorized_groups: string[];
+  nameid_format: string;
+} & Record<keyof typeof SamlProvider, string> & { request_signing_key_sealed: string };
+
+function checkNameIdFormat(format: string): string {
+  if (!URL.canParse(format))
+    throw errors.invalidField({ field: 'saml.nameid_format', problem: `must be a URI (urn:oasis:names:tc:SAML:…); got '${format.slice(0, 80)}'` });
+  return format;
+}
+
+/** The service provider's addresses under a random id, and its request signing certificate. */
+function serviceProvider(sealer: Sealer, baseUrl: string): Record<keyof typeof SamlProvider, string> & { request_signing_key_sealed: string } {
+  const id = newId('sp');
+  const base = `${baseUrl}/saml/${id}`;
+  const { certificatePem, privateKey } = selfSignedCertificate(`edgeplane SAML ${id}`);
+  return {
+    entity_id: `${base}/metadata`,
+    assertion_consumer_service_url: `${base}/acs`,
+    single_logout_url: `${base}/slo`,
+    metadata_url: `${base}/metadata`,
+    request_signing_certificate_pem: certificatePem,
+    request_signing_key_sealed: sealer.seal(privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, 'saml.request_signing_key'),
+  };
+}
+
+/**
+ * SAML sign-in. Each parse makes a new service provider (id, addresses, signing certificate), so
+ * replacing the module means registering it with the identity provider again.
+ */
+export function samlModule(sealer: Sealer): ModuleDefinition {
+  return {
+    name: 'saml',
+    title: 'SAML',
+    request: SamlRequest,
+    response: Type.Object({
+      ...SessionResponse,
+      idp_metadata: Type.String(),
+      force_authn: Type.Boolean(),
+      allow_idp_initiated: Type.Boolean(),
+      authorized_groups: Type.Array(Type.String()),
+      nameid_format: Type.String(),
+      ...SamlProvider,
+    }),
+    parse: (body: Static<typeof SamlRequest>, ctx: RequestContext) => {
+      const value: SamlValue = {
+        ...sessionOf('saml', body),
+        idp_metadata: checkIdpMetadata(body.idp_metadata),
+        force_authn: body.force_authn ?? false,
+        allow_idp_initiated: body.allow_idp_initiated ?? false,
+        authorized_groups: [...(body.authorized_groups ?? [])],
+        nameid_format: checkNameIdFormat(body.nameid_format ?? DEFAULT_NAMEID_FORMAT),
+        ...serviceProvider(sealer, ctx.baseUrl),
+      };
+      return { value, refs: [] };
+    },
+    toApi: ({ request_signing_key_sealed: _never, ...shown }: SamlValue) => shown,
+    excludes: othersThan('saml'),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// User agent filter
+
+const MAX_PATTERNS = 32;
+const Patterns = Type.Optional(
+  Type.Array(Type.String({ maxLength: 1024 }), { maxItems: MAX_PATTERNS, description: `regular expressions (RE2 syntax), at most ${MAX_PATTERNS}` }),
+);
+const UserAgentRequest = Type.Object({ enabled: Enabled, allow: Patterns, deny: Patterns }, { additionalProperties: false });
+type UserAgentValue = { enabled: boolean; allow: string[]; deny: string[] };
+
+/** RE2 sets flags for a whole pattern with a leading group such as `(?i)`, which JavaScript takes as flags. */
+const LEADING_FLAGS = /^\(\?([imsU]+)\)/;
+
+/**
+ * Why a pattern is refused, or undefined. The edge matches with RE2; JavaScript's 'u' mode is
+ * the closer stand-in (it refuses unknown escapes like `\q`, as RE2 does). Lookarounds and
+ * backreferences compile here though RE2 has none. safe-regex2 refuses nested quantifiers
+ * (star height above 1), more than 25 repetitions, and what its parser cannot read.
+ */
+function patternProblem(pattern: string): string | undefined {
+  const flags = LEADING_FLAGS.exec(pattern);
+  // U (ungreedy) has no JavaScript flag; it changes what matches, not whether the pattern is valid.
+  const jsFlags = new Set(['u', ...(flags?.[1] ?? '')].filter((flag) => flag !== 'U'));
+  const body = flags ? pattern.slice(flags[0].length) : pattern;
+  try {
+    new RegExp(body, [...jsFlags].join(''));
+  } catch (error) {
+    return `is not a valid regular expression: ${(error as Error).message}`;
+  }
+  if (!safeRegex(body)) return 'could take exponential time (a nested quantifier such as (a+)+, or more than 25 repetitions) or could not be analysed';
+  return undefined;
+}
+
+function checkPatterns(list: 'allow' | 'deny', patterns: readonly string[] = []): string[] {
+  patterns.forEach((pattern, index) => {
+    const reason = patternProblem(pattern);
+    if (reason) throw errors.userAgentRegexInvalid({ list, index, reason });
+  });
+  return [...patterns];
+}
+
+export const userAgentFilterModule: ModuleDefinition = {
+  name: 'user_agent_filter',
+  title: 'user agent filter',
+  request: UserAgentRequest,
+  response: Type.Object({ enabled: Type.Boolean(), allow: Type.Array(Type.String()), deny: Type.Array(Type.String()) }),
+  parse: (body: Static<typeof UserAgentRequest>) => {
+    const value: UserAgentValue = { enabled: body.enabled ?? true, allow: checkPatterns('allow', body.allow), deny: checkPatterns('deny', body.deny) };
+    return { value, refs: [] };
+  },
+  toApi: (value: UserAgentValue) => ({ enabled: value.enabled, allow: value.allow, deny: value.deny }),
+};
