@@ -306,8 +306,8 @@ describe('HTTP action configs', () => {
     assert.match(refused('add-headers', { headers: {} }), /has 'headers' empty; give at least one entry/);
     assert.match(refused('add-headers', { headers: { 'x y': 'a' } }), /'headers' key 'x y', which is not a header name/);
     assert.match(refused('add-headers', { headers: { 'x:y': 'a' } }), /'headers' key 'x:y', which is not a header name/);
-    assert.match(refused('add-headers', { headers: { 'x-a': 'a\r\nset-cookie: b' } }), /'headers\.x-a' with a CR, LF or NUL character/);
-    assert.match(refused('add-headers', { headers: { 'x-a': 'a\u0000' } }), /'headers\.x-a' with a CR, LF or NUL character/);
+    assert.match(refused('add-headers', { headers: { 'x-a': 'a\r\nset-cookie: b' } }), /'headers\.x-a' with a control character \(such as CR, LF or NUL\)/);
+    assert.match(refused('add-headers', { headers: { 'x-a': 'a\u0000' } }), /'headers\.x-a' with a control character \(such as CR, LF or NUL\)/);
     assert.match(refused('add-headers', { headers: { 'x-a': 1 } }), /'headers\.x-a' of type a number; it must be a string/);
   });
 

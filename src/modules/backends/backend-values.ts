@@ -3,14 +3,11 @@
 import net from 'node:net';
 import { errors } from '../../core/errors.js';
 import type { LinkItem } from '../../crud/definition.js';
+import { lowerCasedHeaders } from '../../lib/http/syntax.js';
 import { MAX_CHILDREN } from './backend-links.js';
 import { MAX_HEADER_VALUE_BYTES, MAX_HEADERS, MAX_LABEL_KEY_BYTES, MAX_LABEL_VALUE_BYTES, MAX_LABELS, MAX_RESPONSE_BODY_BYTES } from './backend.schema.js';
 
 const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
-// RFC 9110 field-name: a token of tchar
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-// Field values: visible characters, spaces and tabs; no CR, LF, NUL or other controls.
-const HEADER_VALUE = /^[\t\x20-\x7e\x80-\uffff]*$/;
 const HOST_NAME = /^(?=.{1,253}$)([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 
 export function checkLabels(labels: Record<string, string>): Record<string, string> {
@@ -24,19 +21,18 @@ export function checkLabels(labels: Record<string, string>): Record<string, stri
   return labels;
 }
 
-/** Header names lower-cased (they are case-insensitive), values without line breaks. */
+/**
+ * Header names lower-cased (they are case-insensitive), values without line breaks, at most
+ * MAX_HEADERS of at most MAX_HEADER_VALUE_BYTES each: a backend's headers and a header module's.
+ */
 export function checkHeaders(headers: Record<string, string>): Record<string, string> {
-  const entries = Object.entries(headers);
-  if (entries.length > MAX_HEADERS) throw errors.tooManyHeaders({ count: entries.length, max: MAX_HEADERS });
-  const out: Record<string, string> = {};
-  for (const [name, value] of entries) {
-    if (!HEADER_NAME.test(name)) throw errors.invalidHeaderName({ name: name.slice(0, 80) });
-    if (!HEADER_VALUE.test(value) || bytes(value) > MAX_HEADER_VALUE_BYTES) throw errors.invalidHeaderValue({ name });
-    const lower = name.toLowerCase();
-    if (Object.hasOwn(out, lower)) throw errors.duplicateHeader({ name: lower });
-    out[lower] = value;
-  }
-  return out;
+  const count = Object.keys(headers).length;
+  if (count > MAX_HEADERS) throw errors.tooManyHeaders({ count, max: MAX_HEADERS });
+  const checked = lowerCasedHeaders(headers, (value) => bytes(value) <= MAX_HEADER_VALUE_BYTES);
+  if ('headers' in checked) return checked.headers;
+  if (checked.problem === 'name') throw errors.invalidHeaderName({ name: checked.name.slice(0, 80) });
+  if (checked.problem === 'value') throw errors.invalidHeaderValue({ name: checked.name });
+  throw errors.duplicateHeader({ name: checked.name });
 }
 
 export function checkResponseBody(body: string): string {

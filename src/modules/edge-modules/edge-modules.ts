@@ -17,7 +17,8 @@ import {
   type PolicyProtocol,
 } from '../traffic-policy/traffic-policy.js';
 
-const Enabled = Type.Optional(Type.Boolean({ description: 'default true' }));
+/** `enabled` of every module's request: optional, true when absent. */
+export const Enabled = Type.Optional(Type.Boolean({ description: 'default true' }));
 
 export const backendModule: ModuleDefinition = {
   name: 'backend',

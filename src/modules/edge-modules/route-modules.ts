@@ -12,18 +12,15 @@ import { newId } from '../../core/ids.js';
 import { BoundedString } from '../../core/schema.js';
 import type { ModuleDefinition } from '../../crud/modules.js';
 import type { Sealer } from '../../lib/crypto/sealer.js';
+import { isToken } from '../../lib/http/syntax.js';
+import { re2AsJavaScript, re2Problem } from '../../lib/regex/re2.js';
+import { checkHeaders } from '../backends/backend-values.js';
+import { MAX_HEADER_VALUE_BYTES, MAX_HEADERS } from '../backends/backend.schema.js';
+import { Enabled } from './edge-modules.js';
 
-// The same atom as edge-modules.ts, which does not export its own.
-const Enabled = Type.Optional(Type.Boolean({ description: 'default true' }));
 const Strings = (maxLength: number, maxItems: number, description: string) =>
   Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength }), { maxItems, description: `${description}; at most ${maxItems}` }));
 const DAY_SECONDS = 24 * 60 * 60;
-
-/**
- * RFC 9110 token (tchar+): an HTTP field name, and (RFC 6265) a cookie name. backend-values.ts
- * has the same rule for backends' headers but does not export it (nor do its limits fit here).
- */
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /** Each list item passes `test`, or the 400 names it (`oauth.provider.github.email_domains[2]`). */
 function checkEach(field: string, items: readonly string[], test: (item: string) => boolean, problem: string): string[] {
@@ -36,11 +33,10 @@ function checkEach(field: string, items: readonly string[], test: (item: string)
 // ---------------------------------------------------------------------------------------------
 // Request and response headers
 
-const MAX_HEADER_ENTRIES = 64;
-const MAX_HEADER_VALUE_LENGTH = 4096;
+// The limits of a backend's headers, which checkHeaders holds.
+const MAX_HEADER_ENTRIES = MAX_HEADERS;
+const MAX_HEADER_VALUE_LENGTH = MAX_HEADER_VALUE_BYTES;
 const MAX_HEADER_NAME_LENGTH = 256;
-// RFC 9110 field-value: visible characters, spaces and tabs; so no CR, LF, NUL or other control.
-const HEADER_VALUE = /^[\t\x20-\x7e\x80-\uffff]*$/;
 
 const HeadersRequest = Type.Object(
   {
@@ -65,21 +61,8 @@ const HeadersRequest = Type.Object(
 type HeadersValue = { enabled: boolean; add: Record<string, string>; remove: string[] };
 
 function checkHeaderName(name: string): string {
-  if (!TOKEN.test(name)) throw errors.invalidHeaderName({ name: name.slice(0, 80) });
+  if (!isToken(name)) throw errors.invalidHeaderName({ name: name.slice(0, 80) });
   return name;
-}
-
-/** The headers to add, names lower-cased (HTTP names are case-insensitive, so two equal ones are refused). */
-function headersToAdd(add: Record<string, string>): Record<string, string> {
-  // A Map, not an object, so that a header named __proto__ is a header like any other.
-  const out = new Map<string, string>();
-  for (const [name, value] of Object.entries(add)) {
-    const lower = checkHeaderName(name).toLowerCase();
-    if (!HEADER_VALUE.test(value)) throw errors.invalidHeaderValue({ name });
-    if (out.has(lower)) throw errors.duplicateHeader({ name: lower });
-    out.set(lower, value);
-  }
-  return Object.fromEntries(out);
 }
 
 function headersModule(name: 'request_headers' | 'response_headers', title: string): ModuleDefinition {
@@ -89,7 +72,7 @@ function headersModule(name: 'request_headers' | 'response_headers', title: stri
     request: HeadersRequest,
     response: Type.Object({ enabled: Type.Boolean(), add: Type.Record(Type.String(), Type.String()), remove: Type.Array(Type.String()) }),
     parse: (body: Static<typeof HeadersRequest>) => ({
-      value: { enabled: body.enabled ?? true, add: headersToAdd(body.add ?? {}), remove: (body.remove ?? []).map(checkHeaderName) } satisfies HeadersValue,
+      value: { enabled: body.enabled ?? true, add: checkHeaders(body.add ?? {}), remove: (body.remove ?? []).map(checkHeaderName) } satisfies HeadersValue,
       refs: [],
     }),
     toApi: (value: HeadersValue) => ({ enabled: value.enabled, add: value.add, remove: value.remove }),
@@ -273,7 +256,7 @@ type Session = { enabled: boolean; options_passthrough: boolean; cookie_prefix: 
 
 function sessionOf(module: AuthModule, body: SessionBody): Session {
   const cookiePrefix = body.cookie_prefix ?? DEFAULT_COOKIE_PREFIX;
-  if (!TOKEN.test(cookiePrefix))
+  if (!isToken(cookiePrefix))
     throw errors.invalidField({ field: `${module}.cookie_prefix`, problem: "must be a cookie-name token (letters, digits and !#$%&'*+-.^_`|~)" });
   return {
     enabled: body.enabled ?? true,
@@ -650,26 +633,16 @@ const Patterns = Type.Optional(
 const UserAgentRequest = Type.Object({ enabled: Enabled, allow: Patterns, deny: Patterns }, { additionalProperties: false });
 type UserAgentValue = { enabled: boolean; allow: string[]; deny: string[] };
 
-/** RE2 sets flags for a whole pattern with a leading group such as `(?i)`, which JavaScript takes as flags. */
-const LEADING_FLAGS = /^\(\?([imsU]+)\)/;
-
 /**
- * Why a pattern is refused, or undefined. The edge matches with RE2; JavaScript's 'u' mode is
- * the closer stand-in (it refuses unknown escapes like `\q`, as RE2 does). Lookarounds and
- * backreferences compile here though RE2 has none. safe-regex2 refuses nested quantifiers
- * (star height above 1), more than 25 repetitions, and what its parser cannot read.
+ * Why a pattern is refused, or undefined: RE2 must compile it, and, because a filter runs on every
+ * request, safe-regex2 must find no nested quantifier (star height above 1) and at most 25
+ * repetitions; what its parser cannot read is refused too.
  */
 function patternProblem(pattern: string): string | undefined {
-  const flags = LEADING_FLAGS.exec(pattern);
-  // U (ungreedy) has no JavaScript flag; it changes what matches, not whether the pattern is valid.
-  const jsFlags = new Set(['u', ...(flags?.[1] ?? '')].filter((flag) => flag !== 'U'));
-  const body = flags ? pattern.slice(flags[0].length) : pattern;
-  try {
-    new RegExp(body, [...jsFlags].join(''));
-  } catch (error) {
-    return `is not a valid regular expression: ${(error as Error).message}`;
-  }
-  if (!safeRegex(body)) return 'could take exponential time (a nested quantifier such as (a+)+, or more than 25 repetitions) or could not be analysed';
+  const problem = re2Problem(pattern);
+  if (problem) return problem;
+  if (!safeRegex(re2AsJavaScript(pattern)))
+    return 'could take exponential time (a nested quantifier such as (a+)+, or more than 25 repetitions) or could not be analysed';
   return undefined;
 }
 

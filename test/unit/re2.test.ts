@@ -1,0 +1,45 @@
+// RE2 patterns checked with JavaScript's engine: RE2's own spellings are accepted, what only
+// JavaScript has is refused, and what neither compiles is refused with the engine's reason.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { lowerCasedHeaders } from '../../src/lib/http/syntax.js';
+import { re2Problem } from '../../src/lib/regex/re2.js';
+
+describe('re2Problem', () => {
+  it('accepts RE2 spellings JavaScript lacks: named groups, inline flags, escaped punctuation', () => {
+    for (const pattern of ['(?P<id>[0-9]+)', '(?i)bot', '(?is:a.b)', 'a\\-b', '[a\\-z]', '\\:\\#\\@', 'curl/\\d+\\.\\d+', '\\p{L}+']) {
+      assert.equal(re2Problem(pattern), undefined, pattern);
+    }
+  });
+
+  it('refuses what RE2 has not: lookaround, backreferences, unknown escapes, unknown flags', () => {
+    assert.match(re2Problem('a(?=b)')!, /^uses a lookaround/);
+    assert.match(re2Problem('(?<!a)b')!, /^uses a lookaround/);
+    assert.match(re2Problem('(a)\\1')!, /^uses a backreference \(\\1\)/);
+    assert.match(re2Problem('\\q')!, /^is not a valid regular expression/);
+    assert.match(re2Problem('(?x)abc')!, /^is not a valid regular expression/);
+  });
+
+  it('refuses what does not compile, with the reason', () => {
+    assert.match(re2Problem('[unclosed')!, /^is not a valid regular expression: Unterminated character class/);
+    assert.match(re2Problem('(a')!, /Unterminated group/);
+  });
+});
+
+describe('lowerCasedHeaders', () => {
+  it('lower-cases names and keeps a header named __proto__', () => {
+    assert.deepEqual(lowerCasedHeaders({ 'X-A': '1', __proto__x: '2' }), { headers: { 'x-a': '1', __proto__x: '2' } });
+    const proto = lowerCasedHeaders(JSON.parse('{"__proto__":"v"}') as Record<string, string>);
+    assert.ok('headers' in proto && Object.hasOwn(proto.headers, '__proto__') && proto.headers['__proto__'] === 'v');
+  });
+
+  it('names the first problem: a name that is no token, a value with a control character, a duplicate', () => {
+    assert.deepEqual(lowerCasedHeaders({ 'bad name': 'v' }), { problem: 'name', name: 'bad name' });
+    assert.deepEqual(lowerCasedHeaders({ 'x-a': 'a\r\nb' }), { problem: 'value', name: 'x-a' });
+    assert.deepEqual(
+      lowerCasedHeaders({ 'x-a': 'long' }, (v) => v.length < 4),
+      { problem: 'value', name: 'x-a' },
+    );
+    assert.deepEqual(lowerCasedHeaders({ 'X-A': '1', 'x-a': '2' }), { problem: 'duplicate', name: 'x-a' });
+  });
+});
