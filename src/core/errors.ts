@@ -181,7 +181,7 @@ export const catalogue = {
   moduleIdMismatch: entry<{ field: string; sent: string; path: string }>(
     256,
     400,
-    'A wrapped module body names another resource than its path.',
+    'An id in the body (of a module wrapper, or the parent id of a route) is not the one in the path.',
     (a) => `The body's ${a.field} '${a.sent.slice(0, 80)}' is not the ${a.field} in the path ('${a.path}'); send the module for the resource in the path.`,
   ),
   conflict: entry<{ title: string; reason: string }>(

@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { EmptyBody, ID_MAX_LENGTH, ListEnvelope, ListQuery, NoQuery, VALIDATED_BY_HANDLER, errorResponses } from '../core/schema.js';
 import { ALL_OPERATIONS } from './definition.js';
+import { errors } from '../core/errors.js';
 import { moduleBody } from './module-body.js';
 import type { PathIds, Resource, ResourceSchemas } from './resource.js';
 
@@ -23,15 +24,26 @@ function pathSchemas(parentParam: string | undefined) {
   return { collection, item };
 }
 
-/** Every official client sends the resource's id in the body of an update; it is accepted when it is the path's. */
-function updateBody(update: TObject) {
-  return Type.Object(
-    {
-      ...update.properties,
-      id: Type.Optional(Type.String({ maxLength: ID_MAX_LENGTH, description: 'the id in the path, as the official clients send it; any other is refused' })),
-    },
-    { additionalProperties: false },
-  );
+const PathIdField = Type.Optional(
+  Type.String({ maxLength: ID_MAX_LENGTH, description: 'the id in the path, as the official clients send it; any other is refused' }),
+);
+
+/**
+ * Every official client sends the ids of the path in the body too: the resource's id in an
+ * update, and the parent's (`edge_id`) in a create and an update of a kind under another. They
+ * are accepted when they are the path's.
+ */
+function withPathIds(body: TObject, names: readonly string[]) {
+  return Type.Object({ ...body.properties, ...Object.fromEntries(names.map((name) => [name, PathIdField])) }, { additionalProperties: false });
+}
+
+/** The body without the parent's id, which must be the path's when sent. */
+function withoutParentId(body: unknown, parentParam: string | undefined, params: Record<string, string>): unknown {
+  if (!parentParam) return body;
+  const { [parentParam]: sent, ...rest } = body as Record<string, unknown>;
+  if (sent !== undefined && sent !== null && sent !== params[parentParam])
+    throw errors.moduleIdMismatch({ field: parentParam, sent: String(sent), path: params[parentParam] ?? '' });
+  return rest;
 }
 
 export function registerResourceRoutes<S extends ResourceSchemas>(fastify: FastifyInstance, resource: Resource<S>): void {
@@ -54,11 +66,14 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
         summary: `Create ${withArticle(d.title)}`,
         params: params.collection,
         querystring: NoQuery,
-        body: d.schemas.create,
+        body: withPathIds(d.schemas.create, parentParam ? [parentParam] : []),
         response: { 201: d.schemas.resource, ...conflict },
       },
       config,
-      handler: async (request, reply) => reply.code(201).send(await resource.create(request.ctx, request.body as Static<S['create']>, ids(request.params))),
+      handler: async (request, reply) => {
+        const body = withoutParentId(request.body, parentParam, request.params);
+        return reply.code(201).send(await resource.create(request.ctx, body as Static<S['create']>, ids(request.params)));
+      },
     });
   }
 
@@ -98,11 +113,12 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
         summary: `Update ${withArticle(d.title)}`,
         params: params.item,
         querystring: NoQuery,
-        body: updateBody(d.schemas.update),
+        body: withPathIds(d.schemas.update, ['id', ...(parentParam ? [parentParam] : [])]),
         response: { 200: d.schemas.resource, ...conflict },
       },
       config,
-      handler: async (request) => resource.update(request.ctx, ids(request.params), request.body as Static<S['update']> & { id?: string }),
+      handler: async (request) =>
+        resource.update(request.ctx, ids(request.params), withoutParentId(request.body, parentParam, request.params) as Static<S['update']> & { id?: string }),
     });
   }
 

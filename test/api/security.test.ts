@@ -7,25 +7,32 @@ import { securedResources, type SecuredResource } from '../helpers/secured-resou
 
 type Call = { name: string; run: (api: Api, o?: RequestOptions) => Promise<{ status: number; json: { error_code?: string } }> };
 
-/** The five operations of a resource, on an existing item. */
-function calls(r: SecuredResource, id: string, createBody: Record<string, unknown>): Call[] {
+/** The collection of `r` in the account of `api`: its path, or, for a kind under a parent, a new parent's. */
+async function collectionOf(r: SecuredResource, api: Api): Promise<string> {
+  return r.parent ? r.parent(api) : r.path;
+}
+
+/** The operations of a resource in the collection `base`, on an existing item (no list for a kind without one). */
+function calls(r: SecuredResource, base: string, id: string, createBody: Record<string, unknown>): Call[] {
   return [
-    { name: 'create', run: (api, o) => api.post(r.path, createBody, o) },
-    { name: 'list', run: (api, o) => api.get(r.path, o) },
-    { name: 'get', run: (api, o) => api.get(`${r.path}/${id}`, o) },
-    { name: 'update', run: (api, o) => api.patch(`${r.path}/${id}`, r.update, o) },
-    ...(r.parts ?? []).map((part) => ({ name: `detach ${part}`, run: (api: Api, o?: RequestOptions) => api.delete(`${r.path}/${id}/${part}`, o) })),
+    { name: 'create', run: (api, o) => api.post(base, createBody, o) },
+    ...(r.list === false ? [] : [{ name: 'list', run: (api: Api, o?: RequestOptions) => api.get(base, o) }]),
+    { name: 'get', run: (api, o) => api.get(`${base}/${id}`, o) },
+    { name: 'update', run: (api, o) => api.patch(`${base}/${id}`, r.update, o) },
+    ...(r.parts ?? []).map((part) => ({ name: `detach ${part}`, run: (api: Api, o?: RequestOptions) => api.delete(`${base}/${id}/${part}`, o) })),
     ...Object.entries(r.modules ?? {}).flatMap(([module, body]) => [
-      { name: `put ${module}`, run: (api: Api, o?: RequestOptions) => api.put(`${r.path}/${id}/${module}`, body, o) },
-      { name: `get ${module}`, run: (api: Api, o?: RequestOptions) => api.get(`${r.path}/${id}/${module}`, o) },
-      { name: `delete ${module}`, run: (api: Api, o?: RequestOptions) => api.delete(`${r.path}/${id}/${module}`, o) },
+      { name: `put ${module}`, run: (api: Api, o?: RequestOptions) => api.put(`${base}/${id}/${module}`, body, o) },
+      { name: `get ${module}`, run: (api: Api, o?: RequestOptions) => api.get(`${base}/${id}/${module}`, o) },
+      { name: `delete ${module}`, run: (api: Api, o?: RequestOptions) => api.delete(`${base}/${id}/${module}`, o) },
     ]),
-    { name: 'delete', run: (api, o) => api.delete(`${r.path}/${id}`, o) },
+    { name: 'delete', run: (api, o) => api.delete(`${base}/${id}`, o) },
   ];
 }
 
-async function count(api: Api, path: string): Promise<number> {
-  const res = await api.get(`${path}?limit=100`);
+/** The number of items in the collection `base` of `api`'s account. */
+async function count(r: SecuredResource, api: Api, base: string): Promise<number> {
+  if (r.count) return r.count(api, base);
+  const res = await api.get(`${base}?limit=100`);
   assert.equal(res.status, 200);
   const key = Object.keys(res.json).find((k) => Array.isArray(res.json[k]))!;
   return res.json[key].length;
@@ -46,8 +53,9 @@ describeEachStore('security suite', (h) => {
   for (const r of securedResources) {
     it(`${r.path}: refuses every operation without valid credentials`, async () => {
       const api = await h().newAccount();
+      const base = await collectionOf(r, api);
       const body = await r.create(api);
-      const item = await api.post(r.path, body);
+      const item = await api.post(base, body);
       assert.equal(item.status, 201, JSON.stringify(item.json));
       const doomed = await api.post('/api_keys', {});
       await api.delete(`/api_keys/${doomed.json.id}`);
@@ -58,21 +66,23 @@ describeEachStore('security suite', (h) => {
         ['a deleted key', api.withToken(doomed.json.token), 'ERR_EP_203'],
       ];
       for (const [what, client, code] of credentials) {
-        for (const call of calls(r, item.json.id, await r.create(api))) {
+        for (const call of calls(r, base, item.json.id, await r.create(api))) {
           const res = await call.run(client);
           assert.equal(res.status, 401, `${call.name} with ${what}`);
           assert.equal(res.json.error_code, code, `${call.name} with ${what}`);
         }
       }
       const { token: _shownOnce, ...stored } = item.json;
-      const after = (await api.get(`${r.path}/${item.json.id}`)).json;
+      const after = (await api.get(`${base}/${item.json.id}`)).json;
       assert.deepEqual({ ...after, token: undefined }, { ...stored, token: undefined }, 'the item is unchanged');
     });
 
     it(`${r.path}: refuses every operation with a missing or wrong version`, async () => {
       const api = await h().newAccount();
-      const item = await api.post(r.path, await r.create(api));
-      for (const call of calls(r, item.json.id, await r.create(api))) {
+      const base = await collectionOf(r, api);
+      const item = await api.post(base, await r.create(api));
+      assert.equal(item.status, 201, JSON.stringify(item.json));
+      for (const call of calls(r, base, item.json.id, await r.create(api))) {
         const missing = await call.run(api, { noVersion: true });
         assert.equal(missing.status, 400, call.name);
         assert.equal(missing.json.error_code, 'ERR_EP_218', call.name);
@@ -85,51 +95,73 @@ describeEachStore('security suite', (h) => {
     it(`${r.path}: answers another account's id with 404 and changes nothing`, async () => {
       const owner = await h().newAccount();
       const intruder = await h().newAccount();
-      const item = await owner.post(r.path, await r.create(owner));
-      const before = (await owner.get(`${r.path}/${item.json.id}`)).json;
-      for (const call of calls(r, item.json.id, {}).filter((c) => c.name !== 'create' && c.name !== 'list')) {
+      const base = await collectionOf(r, owner);
+      const item = await owner.post(base, await r.create(owner));
+      assert.equal(item.status, 201, JSON.stringify(item.json));
+      const before = (await owner.get(`${base}/${item.json.id}`)).json;
+      const n = await count(r, owner, base);
+      // Under the owner's parent, creating is refused too: the parent is another account's.
+      const attempts = calls(r, base, item.json.id, r.parent ? await r.create(intruder) : {}).filter(
+        (c) => c.name !== 'list' && (c.name !== 'create' || r.parent),
+      );
+      // And the owner's item under a parent of the intruder's own is not found either.
+      if (r.parent) {
+        const own = await collectionOf(r, intruder);
+        attempts.push(
+          ...calls(r, own, item.json.id, {})
+            .filter((c) => c.name !== 'create' && c.name !== 'list')
+            .map((c) => ({ ...c, name: `${c.name} under own parent` })),
+        );
+      }
+      for (const call of attempts) {
         const res = await call.run(intruder);
         assert.equal(res.status, 404, call.name);
         assert.equal(res.json.error_code, 'ERR_EP_252', call.name);
       }
-      assert.deepEqual((await owner.get(`${r.path}/${item.json.id}`)).json, before);
-      const theirs = await intruder.get(r.path);
+      assert.deepEqual((await owner.get(`${base}/${item.json.id}`)).json, before);
+      assert.equal(await count(r, owner, base), n, 'nothing was created');
+      const theirs = await intruder.get(r.listedIn ?? r.path);
+      assert.equal(theirs.status, 200);
       assert.ok(!JSON.stringify(theirs.json).includes(item.json.id), "not in the intruder's list");
     });
 
     it(`${r.path}: refuses unknown fields on create and update, writing nothing`, async () => {
       const api = await h().newAccount();
-      const item = await api.post(r.path, await r.create(api));
-      const n = await count(api, r.path);
-      const create = await api.post(r.path, { ...(await r.create(api)), sneaky: true });
+      const base = await collectionOf(r, api);
+      const item = await api.post(base, await r.create(api));
+      assert.equal(item.status, 201, JSON.stringify(item.json));
+      const n = await count(r, api, base);
+      const create = await api.post(base, { ...(await r.create(api)), sneaky: true });
       assert.equal(create.status, 400);
       assert.equal(create.json.error_code, 'ERR_EP_214');
-      const update = await api.patch(`${r.path}/${item.json.id}`, { ...r.update, sneaky: true });
+      const update = await api.patch(`${base}/${item.json.id}`, { ...r.update, sneaky: true });
       assert.equal(update.json.error_code, 'ERR_EP_214');
-      assert.equal(await count(api, r.path), n);
-      const unchanged = (await api.get(`${r.path}/${item.json.id}`)).json;
+      assert.equal(await count(r, api, base), n);
+      const unchanged = (await api.get(`${base}/${item.json.id}`)).json;
       for (const [k, v] of Object.entries(r.update)) assert.notDeepEqual(unchanged[k], v, `${k} was not updated`);
     });
 
     if (r.describable) {
       it(`${r.path}: refuses oversized description (255 bytes) and metadata (4096 bytes)`, async () => {
         const api = await h().newAccount();
-        const item = await api.post(r.path, await r.create(api));
-        const n = await count(api, r.path);
+        const base = await collectionOf(r, api);
+        const item = await api.post(base, await r.create(api));
+        assert.equal(item.status, 201, JSON.stringify(item.json));
+        const n = await count(r, api, base);
         const cases: [Record<string, string>, string][] = [
           [{ description: 'd'.repeat(256) }, 'ERR_EP_101'],
           [{ description: 'ü'.repeat(128) }, 'ERR_EP_101'],
           [{ metadata: 'm'.repeat(4097) }, 'ERR_EP_100'],
         ];
         for (const [fields, code] of cases) {
-          const created = await api.post(r.path, { ...(await r.create(api)), ...fields });
+          const created = await api.post(base, { ...(await r.create(api)), ...fields });
           assert.equal(created.status, 400);
           assert.equal(created.json.error_code, code);
-          const updated = await api.patch(`${r.path}/${item.json.id}`, fields);
+          const updated = await api.patch(`${base}/${item.json.id}`, fields);
           assert.equal(updated.status, 400);
           assert.equal(updated.json.error_code, code);
         }
-        assert.equal(await count(api, r.path), n);
+        assert.equal(await count(r, api, base), n);
       });
     }
   }

@@ -7,7 +7,19 @@ import { makeChain } from './certs.js';
 import type { Api } from './harness.js';
 
 export interface SecuredResource {
+  /** The collection's path; for a kind under a parent, its template (`/edges/https/{edge_id}/routes`) as the OpenAPI document names it. */
   path: string;
+  /**
+   * A kind under a parent: makes a parent in the account of `api` and gives the concrete
+   * collection path (`/edges/https/edghts_…/routes`). Absent: the collection is `path`.
+   */
+  parent?(api: Api): Promise<string>;
+  /** Whether the collection can be listed (GET); default true. */
+  list?: boolean;
+  /** The number of items in the collection `path` (concrete), for a kind without a list; default: the length of the list. */
+  count?(api: Api, path: string): Promise<number>;
+  /** Where a list would show an item of the kind, for a kind without a list (the parent's collection). */
+  listedIn?: string;
   /** A valid create body, made in the account of `api` (it may create what it references). */
   create(api: Api): Promise<Record<string, unknown>> | Record<string, unknown>;
   /** A valid update body. */
@@ -28,6 +40,43 @@ const TCP_MODULE_BODIES = {
   ip_restriction: { ip_policy_ids: [`ipp_${'0'.repeat(27)}`] },
   policy: { inbound: [{ name: 'deny all', expressions: [], actions: [{ type: 'deny' }] }] },
   traffic_policy: { value: '{"on_tcp_connect":[]}' },
+};
+
+/** Modules of HTTPS edge routes and endpoint configurations alike, each with a valid PUT body. */
+const HTTP_MODULE_BODIES = {
+  circuit_breaker: { tripped_duration: 30, error_threshold_percentage: 0.25 },
+  compression: { enabled: true },
+  request_headers: { add: { 'x-request': 'yes' }, remove: ['x-remove-me'] },
+  response_headers: { add: { 'x-response': 'yes' }, remove: ['server'] },
+  oauth: { provider: { google: {} } },
+  saml: {
+    idp_metadata:
+      '<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://idp.example.com">' +
+      '<md:IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol"/></md:EntityDescriptor>',
+  },
+  oidc: { issuer: 'https://idp.example.com', client_id: 'a', client_secret: 'b' },
+};
+
+/** A valid PUT body for each of the 14 modules of an HTTPS edge route. */
+const ROUTE_MODULE_BODIES = {
+  ...HTTP_MODULE_BODIES,
+  backend: TCP_MODULE_BODIES.backend,
+  ip_restriction: TCP_MODULE_BODIES.ip_restriction,
+  webhook_verification: { provider: 'github', secret: 's' },
+  websocket_tcp_converter: { enabled: true },
+  user_agent_filter: { allow: ['^curl/'], deny: ['bot'] },
+  policy: { inbound: [{ name: 'deny all', expressions: [], actions: [{ type: 'deny' }] }] },
+  traffic_policy: { value: '{"on_http_request":[]}' },
+};
+
+/** A valid PUT body for each module of an HTTPS endpoint configuration (an HTTPS one allows them all). */
+const ENDPOINT_CONFIGURATION_MODULE_BODIES = {
+  ...HTTP_MODULE_BODIES,
+  ip_policy: { ip_policy_ids: [`ipp_${'0'.repeat(27)}`] },
+  mutual_tls: { certificate_authority_ids: [`ca_${'0'.repeat(27)}`] },
+  tls_termination: { terminate_at: 'edge', min_version: '1.2' },
+  webhook_validation: { provider: 'github', secret: 's' },
+  logging: { event_stream_ids: [] },
 };
 
 export const securedResources: SecuredResource[] = [
@@ -73,7 +122,13 @@ export const securedResources: SecuredResource[] = [
     update: { description: 'changed' },
     describable: true,
   },
-  { path: '/endpoint_configurations', create: () => ({ type: 'https' }), update: { description: 'changed' }, describable: true },
+  {
+    path: '/endpoint_configurations',
+    create: () => ({ type: 'https' }),
+    update: { description: 'changed' },
+    describable: true,
+    modules: ENDPOINT_CONFIGURATION_MODULE_BODIES,
+  },
   {
     path: '/reserved_domains',
     create: () => ({ domain: `${unique()}.example.com` }),
@@ -113,7 +168,39 @@ export const securedResources: SecuredResource[] = [
     describable: true,
     modules: TCP_MODULE_BODIES,
   },
+  {
+    path: '/edges/https',
+    create: () => ({ description: 'security suite' }),
+    update: { description: 'changed' },
+    describable: true,
+    modules: {
+      mutual_tls: { certificate_authority_ids: [`ca_${'0'.repeat(27)}`] },
+      tls_termination: { min_version: '1.2' },
+    },
+  },
+  {
+    path: '/edges/https/{edge_id}/routes',
+    parent: async (api) => `/edges/https/${await newHttpsEdge(api)}/routes`,
+    list: false,
+    // The edge shows its routes, oldest first.
+    count: async (api, path) => {
+      const edge = await api.get(path.replace(/\/routes$/, ''));
+      if (edge.status !== 200) throw new Error(`could not read the HTTPS edge: ${edge.text}`);
+      return edge.json.routes.length;
+    },
+    listedIn: '/edges/https',
+    create: () => ({ match_type: 'path_prefix', match: `/${unique()}` }),
+    update: { description: 'changed' },
+    describable: true,
+    modules: ROUTE_MODULE_BODIES,
+  },
 ];
+
+async function newHttpsEdge(api: Api): Promise<string> {
+  const res = await api.post('/edges/https', { description: 'parent of routes' });
+  if (res.status !== 201) throw new Error(`could not create an HTTPS edge: ${res.text}`);
+  return res.json.id;
+}
 
 async function newSshCa(api: Api): Promise<string> {
   const res = await api.post('/ssh_certificate_authorities', { private_key_type: 'ed25519' });
