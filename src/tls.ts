@@ -5,10 +5,7 @@ import { webcrypto } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import 'reflect-metadata'; // @peculiar/x509 needs it loaded first
-import * as x509 from '@peculiar/x509';
-
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+import { x509 } from './lib/crypto/x509.js';
 
 const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 const DAY = 24 * 60 * 60 * 1000;

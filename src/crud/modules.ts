@@ -29,6 +29,11 @@ export interface ModuleDefinition {
   response: TObject;
   /** Checks a request value (already validated against `request`): what is stored, and the ids it names. */
   parse(body: ModuleValue, ctx: RequestContext): { value: ModuleValue; refs: string[] };
+  /**
+   * Slow or asynchronous work on a parsed value (making a key pair and a certificate), run after
+   * `parse` and before the transaction; what it returns is stored.
+   */
+  finish?(value: ModuleValue, ctx: RequestContext): Promise<ModuleValue>;
   /** Kinds the named ids may be of, and the 400 for one that is none of them in the account. */
   refKinds?: readonly string[];
   notFound?(id: string): ApiError;

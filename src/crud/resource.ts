@@ -160,13 +160,21 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
     return shown as Static<S['resource']>;
   };
 
+  /** A module's value from its request body: parsed, then finished (slow work), before any transaction. */
+  const parseModule = async (m: ModuleDefinition, body: unknown, ctx: RequestContext) => {
+    const parsed = m.parse(body, ctx);
+    return [m, m.finish ? { ...parsed, value: await m.finish(parsed.value, ctx) } : parsed] as const;
+  };
+
   /** The modules a create or PATCH body sets, checked before the transaction. */
-  const parseModules = (ctx: RequestContext, body: Record<string, unknown>) => {
-    const parsed = modules.flatMap((m) => (body[m.name] === undefined || body[m.name] === null ? [] : [[m, m.parse(body[m.name], ctx)] as const]));
-    for (const [m] of parsed) {
-      const other = parsed.find(([o]) => m.excludes?.includes(o.name));
-      if (other) throw errors.moduleExclusiveInRequest({ module: m.name, other: other[0].name });
+  const parseModules = async (ctx: RequestContext, body: Record<string, unknown>) => {
+    const sent = modules.filter((m) => body[m.name] !== undefined && body[m.name] !== null);
+    for (const m of sent) {
+      const other = sent.find((o) => m.excludes?.includes(o.name));
+      if (other) throw errors.moduleExclusiveInRequest({ module: m.name, other: other.name });
     }
+    const parsed = [];
+    for (const m of sent) parsed.push(await parseModule(m, body[m.name], ctx));
     return parsed;
   };
 
@@ -289,7 +297,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
     async create(ctx, body, path = {}) {
       const bodyObject = body as Record<string, unknown>;
       const parsed = parseLinks(bodyObject);
-      const parsedModules = parseModules(ctx, bodyObject);
+      const parsedModules = await parseModules(ctx, bodyObject);
       const prepared = await d.prepare(ctx, body, reader(ctx));
       const row = {
         ...prepared.row,
@@ -367,7 +375,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
       const provided = Object.values(fields).filter((v) => v !== null && v !== undefined);
       if (provided.length === 0) throw errors.noUpdatableFields({ fields: Object.keys(d.schemas.update.properties) });
       const parsed = parseLinks(fields);
-      const parsedModules = parseModules(ctx, fields);
+      const parsedModules = await parseModules(ctx, fields);
       let updated: Row | undefined;
       let attempted: Record<string, unknown> = fields;
       try {
@@ -420,7 +428,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
 
     async putModule(ctx, path, name, body) {
       const m = moduleOf(name);
-      const parsed = [[m, m.parse(body, ctx)] as const];
+      const parsed = [await parseModule(m, body, ctx)];
       await changeOwner(ctx, path, { [name]: body }, async (db, current) => {
         await writeModules(db, current, parsed, await storedModules(db, current.id));
         return current;

@@ -3,7 +3,7 @@
 // verification, OAuth, OIDC, SAML and the user agent filter. Each is declared once, as the edge
 // modules in edge-modules.ts are: request and response shapes, what is stored, what is shown.
 // None of them names other resources, so `refs` is always empty.
-import { createPublicKey, generateKeyPairSync, randomBytes, sign, X509Certificate, type KeyObject } from 'node:crypto';
+import { createPublicKey, randomBytes, webcrypto } from 'node:crypto';
 import { Type, type Static, type TProperties, type TSchema } from '@sinclair/typebox';
 import safeRegex from 'safe-regex2';
 import type { RequestContext } from '../../core/context.js';
@@ -12,6 +12,7 @@ import { newId } from '../../core/ids.js';
 import { BoundedString } from '../../core/schema.js';
 import type { ModuleDefinition } from '../../crud/modules.js';
 import type { Sealer } from '../../lib/crypto/sealer.js';
+import { x509 } from '../../lib/crypto/x509.js';
 import { isToken } from '../../lib/http/syntax.js';
 import { re2AsJavaScript, re2Problem } from '../../lib/regex/re2.js';
 import { checkHeaders } from '../backends/backend-values.js';
@@ -492,52 +493,22 @@ function checkIdpMetadata(xml: string): string {
   throw invalid('has no IDPSSODescriptor: it describes no identity provider');
 }
 
-/*
- * The request signing certificate: self-signed, ECDSA P-256 (fast to make), valid ten years.
- * Built by hand in DER because `parse` is synchronous: @peculiar/x509 (which src/tls.ts uses)
- * signs through WebCrypto, which is asynchronous only, and its ASN.1 packages are not
- * dependencies of this project. node:crypto makes the key and the signature synchronously; its
- * X509Certificate parses the result (and gives the PEM), so a malformed certificate fails here.
- */
-const der = (tag: number, ...parts: Buffer[]): Buffer => {
-  const body = Buffer.concat(parts);
-  return Buffer.concat([Buffer.from([tag, ...derLength(body.length)]), body]);
-};
-/** X.690 §8.1.3: short form below 128, else the fewest bytes that hold it, after their count. */
-function derLength(length: number): number[] {
-  if (length < 0x80) return [length];
-  const bytes: number[] = [];
-  for (let rest = length; rest > 0; rest = Math.floor(rest / 256)) bytes.unshift(rest & 0xff);
-  return [0x80 | bytes.length, ...bytes];
-}
-const DER = { integer: 0x02, bitString: 0x03, oid: 0x06, utf8: 0x0c, utcTime: 0x17, generalizedTime: 0x18, sequence: 0x30, set: 0x31, explicit0: 0xa0 };
-const ECDSA_WITH_SHA256 = der(DER.sequence, der(DER.oid, Buffer.from('2a8648ce3d040302', 'hex'))); // 1.2.840.10045.4.3.2
-const COMMON_NAME = der(DER.oid, Buffer.from('550403', 'hex')); // 2.5.4.3
+/** The request signing certificate: self-signed, ECDSA P-256 (fast to make), valid ten years; its key as PKCS#8 PEM. */
+const SIGNING_ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 
-/** RFC 5280 §4.1.2.5: UTCTime through 2049, GeneralizedTime from 2050. */
-function derTime(date: Date): Buffer {
-  const digits = date.toISOString().replace(/[-:T]/g, '').slice(0, 14); // YYYYMMDDHHMMSS
-  return date.getUTCFullYear() < 2050 ? der(DER.utcTime, Buffer.from(`${digits.slice(2)}Z`)) : der(DER.generalizedTime, Buffer.from(`${digits}Z`));
-}
-
-function selfSignedCertificate(commonName: string): { certificatePem: string; privateKey: KeyObject } {
-  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const serial = newSerial();
-  const name = der(DER.sequence, der(DER.set, der(DER.sequence, COMMON_NAME, der(DER.utf8, Buffer.from(commonName)))));
+async function selfSignedCertificate(commonName: string): Promise<{ certificatePem: string; keyPem: string }> {
+  const keys = (await webcrypto.subtle.generateKey(SIGNING_ALGORITHM, true, ['sign', 'verify'])) as unknown as CryptoKeyPair;
   const now = Date.now();
-  const validity = der(DER.sequence, derTime(new Date(now - DAY_SECONDS * 1000)), derTime(new Date(now + 3650 * DAY_SECONDS * 1000)));
-  const version3 = der(DER.explicit0, der(DER.integer, Buffer.from([2])));
-  const tbs = der(DER.sequence, version3, der(DER.integer, serial), ECDSA_WITH_SHA256, name, validity, name, publicKey.export({ type: 'spki', format: 'der' }));
-  const signature = sign('sha256', tbs, privateKey); // DER ECDSA-Sig-Value, as X.509 wants
-  const certificate = der(DER.sequence, tbs, ECDSA_WITH_SHA256, der(DER.bitString, Buffer.from([0]), signature));
-  return { certificatePem: new X509Certificate(certificate).toString(), privateKey };
-}
-
-/** 16 random bytes, positive and without a leading zero byte (minimal DER). */
-function newSerial(): Buffer {
-  const serial = randomBytes(16);
-  serial[0] = (serial[0]! & 0x7f) | 0x40;
-  return serial;
+  const certificate = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: randomBytes(16).toString('hex').replace(/^./, '4'),
+    name: `CN=${commonName}`,
+    notBefore: new Date(now - DAY_SECONDS * 1000),
+    notAfter: new Date(now + 3650 * DAY_SECONDS * 1000),
+    signingAlgorithm: SIGNING_ALGORITHM,
+    keys,
+  });
+  const pkcs8 = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey as webcrypto.CryptoKey));
+  return { certificatePem: certificate.toString('pem'), keyPem: x509.PemConverter.encode(pkcs8, 'PRIVATE KEY') };
 }
 
 const SamlRequest = Type.Object(
@@ -565,7 +536,9 @@ type SamlValue = Session & {
   allow_idp_initiated: boolean;
   authorized_groups: string[];
   nameid_format: string;
-} & Record<keyof typeof SamlProvider, string> & { request_signing_key_sealed: string };
+} & Record<keyof typeof SamlProvider, string> & { request_signing_key_sealed: string; service_provider_id: string };
+/** What parse stores before `finish` adds the certificate and its sealed key. */
+type ParsedSaml = Omit<SamlValue, 'request_signing_certificate_pem' | 'request_signing_key_sealed'>;
 
 function checkNameIdFormat(format: string): string {
   if (!URL.canParse(format))
@@ -573,18 +546,16 @@ function checkNameIdFormat(format: string): string {
   return format;
 }
 
-/** The service provider's addresses under a random id, and its request signing certificate. */
-function serviceProvider(sealer: Sealer, baseUrl: string): Record<keyof typeof SamlProvider, string> & { request_signing_key_sealed: string } {
+/** The service provider's id and addresses, made at parse. */
+function serviceProviderAddresses(baseUrl: string) {
   const id = newId('sp');
   const base = `${baseUrl}/saml/${id}`;
-  const { certificatePem, privateKey } = selfSignedCertificate(`edgeplane SAML ${id}`);
   return {
+    service_provider_id: id,
     entity_id: `${base}/metadata`,
     assertion_consumer_service_url: `${base}/acs`,
     single_logout_url: `${base}/slo`,
     metadata_url: `${base}/metadata`,
-    request_signing_certificate_pem: certificatePem,
-    request_signing_key_sealed: sealer.seal(privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, 'saml.request_signing_key'),
   };
 }
 
@@ -607,18 +578,23 @@ export function samlModule(sealer: Sealer): ModuleDefinition {
       ...SamlProvider,
     }),
     parse: (body: Static<typeof SamlRequest>, ctx: RequestContext) => {
-      const value: SamlValue = {
+      const value: ParsedSaml = {
         ...sessionOf('saml', body),
         idp_metadata: checkIdpMetadata(body.idp_metadata),
         force_authn: body.force_authn ?? false,
         allow_idp_initiated: body.allow_idp_initiated ?? false,
         authorized_groups: [...(body.authorized_groups ?? [])],
         nameid_format: checkNameIdFormat(body.nameid_format ?? DEFAULT_NAMEID_FORMAT),
-        ...serviceProvider(sealer, ctx.baseUrl),
+        ...serviceProviderAddresses(ctx.baseUrl),
       };
       return { value, refs: [] };
     },
-    toApi: ({ request_signing_key_sealed: _never, ...shown }: SamlValue) => shown,
+    // The signing certificate and its key, made once the body is known to be good; the key sealed.
+    finish: async (value: ParsedSaml): Promise<SamlValue> => {
+      const { certificatePem, keyPem } = await selfSignedCertificate(`edgeplane SAML ${value.service_provider_id}`);
+      return { ...value, request_signing_certificate_pem: certificatePem, request_signing_key_sealed: sealer.seal(keyPem, 'saml.request_signing_key') };
+    },
+    toApi: ({ request_signing_key_sealed: _never, service_provider_id: _id, ...shown }: SamlValue) => shown,
     excludes: othersThan('saml'),
   };
 }

@@ -5,13 +5,9 @@
 // key; @peculiar/x509 reads the fields that node:crypto only gives as display strings (names,
 // key usages).
 import { createPrivateKey, X509Certificate as NodeCertificate, type KeyObject } from 'node:crypto';
-import { webcrypto } from 'node:crypto';
-import 'reflect-metadata'; // @peculiar/x509 needs it loaded first
-import * as x509 from '@peculiar/x509';
 import { errors } from '../../core/errors.js';
 import { rfc3339 } from '../../core/time.js';
-
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+import { x509 } from '../../lib/crypto/x509.js';
 
 export type CertificateKeyType = 'rsa' | 'ecdsa' | 'ed25519';
 
