@@ -7,20 +7,17 @@ import { moduleBody } from '../../src/crud/module-body.js';
 import type { ModuleDefinition, ModuleValue } from '../../src/crud/modules.js';
 import { Sealer } from '../../src/lib/crypto/sealer.js';
 import {
-  MAX_IDP_METADATA_BYTES,
   MAX_WEBHOOK_SECRET_LENGTH,
   WEBHOOK_PROVIDERS,
   circuitBreakerModule,
   compressionModule,
-  oauthModule,
-  oidcModule,
   requestHeadersModule,
   responseHeadersModule,
-  samlModule,
   userAgentFilterModule,
   webhookVerificationModule,
   websocketTcpConverterModule,
 } from '../../src/modules/edge-modules/route-modules.js';
+import { MAX_IDP_METADATA_BYTES, oauthModule, oidcModule, samlModule } from '../../src/modules/edge-modules/sign-in-modules.js';
 
 const sealer = new Sealer(randomBytes(32));
 const ctx = { baseUrl: 'https://api.test' } as never;

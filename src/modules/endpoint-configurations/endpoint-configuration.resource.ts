@@ -10,13 +10,11 @@ import { ipPolicyModule, loggingModule, mutualTlsModule, tlsTerminationModule } 
 import {
   circuitBreakerModule,
   compressionModule,
-  oauthModule,
-  oidcModule,
   requestHeadersModule,
   responseHeadersModule,
-  samlModule,
   webhookVerificationModule,
 } from '../edge-modules/route-modules.js';
+import { oauthModule, oidcModule, samlModule } from '../edge-modules/sign-in-modules.js';
 import { UNSET_FIELDS, endpointConfigurationSchemas } from './endpoint-configuration.schema.js';
 
 export const ENDPOINT_CONFIGURATION_TYPES: readonly EndpointConfigurationType[] = ['http', 'https', 'tcp'];

@@ -15,22 +15,17 @@ import { backendModule, ipRestrictionModule, policyModule, trafficPolicyModule }
 import {
   circuitBreakerModule,
   compressionModule,
-  oauthModule,
-  oidcModule,
   requestHeadersModule,
   responseHeadersModule,
-  samlModule,
   userAgentFilterModule,
   webhookVerificationModule,
   websocketTcpConverterModule,
 } from '../edge-modules/route-modules.js';
+import { SIGN_IN_MODULES, oauthModule, oidcModule, samlModule } from '../edge-modules/sign-in-modules.js';
 
 export const MAX_ROUTES_PER_EDGE = 100;
 export const MAX_MATCH_LENGTH = 1024;
 const MATCH_TYPES: readonly RouteMatchType[] = ['exact_path', 'path_prefix'];
-
-/** Modules that sign users in: one of them per route, on one route of an edge. */
-const AUTH_MODULES = ['oauth', 'oidc', 'saml'];
 
 /** The modules of a route, in the order responses show them. */
 export function routeModules(sealer: Sealer): ModuleDefinition[] {
@@ -136,11 +131,11 @@ export function httpsEdgeRouteDefinition(sealer: Sealer) {
     toApi: (row) => routeFields(row),
 
     async checkModules(db, route, _after, changed) {
-      const module = changed.find((name) => AUTH_MODULES.includes(name));
+      const module = changed.find((name) => (SIGN_IN_MODULES as readonly string[]).includes(name));
       if (!module) return;
       const others = (await db.select('https_edge_routes', { edge_id: route.edge_id })).filter((r) => r.id !== route.id);
       if (others.length === 0) return;
-      const [holder] = await db.select('modules', { owner_id: others.map((r) => r.id), name: AUTH_MODULES }, { orderBy: ['owner_id'] });
+      const [holder] = await db.select('modules', { owner_id: others.map((r) => r.id), name: [...SIGN_IN_MODULES] }, { orderBy: ['owner_id'] });
       if (holder) throw errors.authModuleOnOtherRoute({ module, other: holder.name, route: holder.owner_id });
     },
 
