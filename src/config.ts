@@ -6,6 +6,9 @@ import { parseDomainName } from './lib/dns/names.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
+/** What an instance runs: the HTTP API, the background job runner, or both. */
+export type RunMode = 'api' | 'worker' | 'all';
+
 export interface Config {
   dataDir: string;
   database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
@@ -24,6 +27,7 @@ export interface Config {
   /** As configured; main.ts resolves it (or the key file) into the key itself. */
   masterKey?: string;
   domains: DomainSettings;
+  runMode: RunMode;
 }
 
 /** What the operator's platform owns in DNS: the names domains and agent ingresses are checked and given against. */
@@ -109,6 +113,7 @@ export const SETTINGS = {
   ],
   regions: ['EDGEPLANE_REGIONS', '--regions', 'comma-separated regions served, of us, eu, ap, au, sa, jp, in (default all seven)'],
   bootstrap: ['EDGEPLANE_BOOTSTRAP', '--bootstrap', '"off" skips creating the default account on an empty store'],
+  runMode: ['EDGEPLANE_RUN_MODE', '--run-mode', 'api (the HTTP API only), worker (background jobs only) or all (both, the default)'],
 } as const;
 
 export const DATABASE_TIMEOUT_DEFAULTS: Config['databaseTimeouts'] = { statementMs: 5000, poolMs: 5000 };
@@ -126,6 +131,7 @@ export class ConfigError extends Error {
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const RUN_MODES: readonly RunMode[] = ['api', 'worker', 'all'];
 
 /** Settings from the environment, then overridden by whatever `flags` carries. */
 export function readSettings(env: NodeJS.ProcessEnv, flags: RawSettings = {}): RawSettings {
@@ -212,6 +218,9 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
   const bootstrapSwitch = (raw.bootstrap ?? 'on').toLowerCase();
   if (!['on', 'off'].includes(bootstrapSwitch)) problems.push(`EDGEPLANE_BOOTSTRAP must be 'on' or 'off'; got '${raw.bootstrap}'`);
 
+  const runMode = (raw.runMode ?? 'all').toLowerCase() as RunMode;
+  if (!RUN_MODES.includes(runMode)) problems.push(`EDGEPLANE_RUN_MODE must be one of ${RUN_MODES.join(', ')}; got '${raw.runMode}'`);
+
   let baseUrl = '';
   if (raw.baseUrl) {
     try {
@@ -255,6 +264,7 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
     bootstrap: bootstrapSwitch === 'on',
     masterKey: raw.masterKey,
     domains,
+    runMode,
   };
 }
 

@@ -1,4 +1,5 @@
-// Process entry for `edgeplane serve`: config → logger → store → migrate → app → listen.
+// Process entry for `edgeplane serve`: config → logger → store → migrate → app → listen, and the
+// job runner; EDGEPLANE_RUN_MODE leaves out the listening (`worker`) or the runner (`api`).
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -8,16 +9,24 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { createDeps, type Deps } from './deps.js';
 import { openMigrated } from './db/store.js';
+import { jobKinds } from './jobs/kinds.js';
+import { JobRunner } from './jobs/runner.js';
 import { createLogger } from './logger.js';
 import { loadMasterKey } from './master-key.js';
 import { ensurePrivateDataDir, issueIntoFile, privateFiles, tightenPrivateFiles, TOKEN_FILE } from './private-files.js';
 
 export interface Server {
+  /** Built in every run mode; it listens unless the mode is `worker`. */
   app: FastifyInstance;
   deps: Deps;
   url: string;
+  /** The background job runner, unless the run mode is `api`. */
+  runner?: JobRunner;
   close(): Promise<void>;
 }
+
+/** How long a shutdown waits for running jobs: within the 10 s that `serve` gives the whole shutdown. */
+const JOB_SHUTDOWN_WAIT_MS = 8_000;
 
 function curlLine(config: Config, caFile: string | undefined, token: string): string {
   const ca = caFile ? `--cacert ${caFile} ` : '';
@@ -41,10 +50,13 @@ export async function startServer(config: Config, options: { logger?: Logger; sa
   const { key: masterKey, source } = loadMasterKey(config.dataDir, config.masterKey);
   logger.info({ master_key: source }, 'private keys are sealed with the master key from this source');
   const deps = createDeps({ config, logger, store, masterKey });
+  const serveApi = config.runMode !== 'worker';
 
   let https: { cert: string; key: string } | undefined;
   let caFile: string | undefined;
-  if (config.tls.mode === 'auto') {
+  if (!serveApi) {
+    // A worker serves nothing: no certificate to make or read.
+  } else if (config.tls.mode === 'auto') {
     const { ensureLocalTls } = await import('./tls.js');
     const tls = await ensureLocalTls(config.dataDir, [config.listen.host, new URL(config.baseUrl).hostname.replace(/^\[|\]$/g, '')]);
     https = { cert: tls.cert, key: tls.key };
@@ -55,6 +67,39 @@ export async function startServer(config: Config, options: { logger?: Logger; sa
   }
 
   const app = await buildApp(deps, { https });
+  if (serveApi) await announceApi(config, app, deps, { say, terminal, https: https !== undefined, caFile, dialect: store.dialect });
+
+  let runner: JobRunner | undefined;
+  if (config.runMode !== 'api') {
+    runner = new JobRunner({ store, jobs: jobKinds, log: logger.child({ component: 'jobs' }) });
+    runner.start();
+  }
+  // The runner's timers do not keep the process alive (nor would a PostgreSQL pool gone idle): a
+  // worker without a listening socket holds this until it is closed.
+  const keepAlive = serveApi ? undefined : setInterval(() => {}, 2_147_483_647);
+  if (!serveApi)
+    say(`edgeplane worker running jobs of ${jobKinds.length === 0 ? 'no kind yet' : jobKinds.map((k) => k.kind).join(', ')} (store: ${store.dialect})`);
+
+  return {
+    app,
+    deps,
+    url: config.baseUrl,
+    runner,
+    async close() {
+      clearInterval(keepAlive);
+      await Promise.all([runner?.stop(JOB_SHUTDOWN_WAIT_MS), app.close()]);
+      await store.close();
+    },
+  };
+}
+
+/** Listens, says where, and on an empty store creates the first account (or says how to get a key). */
+async function announceApi(
+  config: Config,
+  app: FastifyInstance,
+  deps: Deps,
+  { say, terminal, https, caFile, dialect }: { say: (line: string) => void; terminal: boolean; https: boolean; caFile?: string; dialect: string },
+): Promise<void> {
   await app.listen({ host: config.listen.host, port: config.listen.port });
   const address = app.server.address() as AddressInfo;
   const bound = `${https ? 'https' : 'http'}://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
@@ -65,7 +110,7 @@ export async function startServer(config: Config, options: { logger?: Logger; sa
       config.baseUrl = base.toString().replace(/\/+$/, '');
     }
   }
-  say(`edgeplane listening on ${bound}${bound === config.baseUrl ? '' : `, base URL ${config.baseUrl}`} (store: ${store.dialect})`);
+  say(`edgeplane listening on ${bound}${bound === config.baseUrl ? '' : `, base URL ${config.baseUrl}`} (store: ${dialect})`);
 
   const accounts = await deps.accounts.summary();
   if (config.bootstrap && accounts.count === 0) {
@@ -91,14 +136,4 @@ export async function startServer(config: Config, options: { logger?: Logger; sa
   } else {
     say('The store holds no account yet: create one with edgeplane accounts create --name NAME');
   }
-
-  return {
-    app,
-    deps,
-    url: config.baseUrl,
-    async close() {
-      await app.close();
-      await store.close();
-    },
-  };
 }

@@ -326,6 +326,28 @@ export interface HttpsEdgeRoutesTable {
   created_at: string;
 }
 
+/**
+ * A background job (src/db/jobs.ts): one per kind and subject. Instants are `toISOString()` text
+ * (fixed width, so they sort as text). A claim sets the lease and counts the attempt.
+ */
+export interface JobsTable {
+  id: string;
+  account_id: string;
+  kind: string;
+  /** The resource the job works on. */
+  subject_id: string;
+  /** Due from this instant. */
+  run_at: string;
+  /** Claims so far, the current one included. */
+  attempts: number;
+  /** The runner holding the job until `lease_until`; null when none does. */
+  lease_owner: string | null;
+  lease_until: string | null;
+  /** The last failure's message, for operators. */
+  last_error: string | null;
+  created_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -359,6 +381,7 @@ export interface Database {
   edge_domains: EdgeDomainsTable;
   https_edges: HttpsEdgesTable;
   https_edge_routes: HttpsEdgeRoutesTable;
+  jobs: JobsTable;
 }
 
 export function toBool(value: SqlBool): boolean {

@@ -174,3 +174,19 @@ describe('database timeouts in the config', () => {
     );
   });
 });
+
+describe('run mode in the config', () => {
+  it('runs the API and the job runner by default, either alone by EDGEPLANE_RUN_MODE or --run-mode', () => {
+    assert.equal(loadConfig({}).runMode, 'all');
+    assert.equal(loadConfig(readSettings({ EDGEPLANE_RUN_MODE: 'worker' })).runMode, 'worker');
+    assert.equal(loadConfig(readSettings({ EDGEPLANE_RUN_MODE: 'worker' }, { runMode: 'API' })).runMode, 'api');
+  });
+
+  it('refuses an unknown run mode, naming the choices, along with the other problems', () => {
+    assert.throws(
+      () => loadConfig(readSettings({ EDGEPLANE_RUN_MODE: 'bogus', EDGEPLANE_LISTEN: 'nowhere' })),
+      (e: unknown) =>
+        e instanceof ConfigError && e.problems.length === 2 && e.problems.includes("EDGEPLANE_RUN_MODE must be one of api, worker, all; got 'bogus'"),
+    );
+  });
+});

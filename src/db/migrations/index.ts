@@ -12,6 +12,7 @@ import { edges } from './0008-edges.js';
 import { certificateAuthorities } from './0009-certificate-authorities.js';
 import { tlsEdges } from './0010-tls-edges.js';
 import { httpsEdges } from './0011-https-edges.js';
+import { jobs } from './0012-jobs.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -28,6 +29,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0009-certificate-authorities': certificateAuthorities(dialect),
         '0010-tls-edges': tlsEdges(dialect),
         '0011-https-edges': httpsEdges(dialect),
+        '0012-jobs': jobs(dialect),
       };
     },
   };
