@@ -41,11 +41,9 @@ export class Kinds {
         this.hold(link.kinds, { table: link.table, column: link.to, referrer: link.from, onDelete: 'restrict' });
       }
       for (const h of d.holds ?? []) this.hold(h.kinds, { table: h.table, column: h.column, referrer: h.referrer, onDelete: 'restrict' });
-      // Every module names its ids in module_refs, whoever owns it: one holder per kind named.
-      for (const kind of new Set((d.modules ?? []).flatMap((m) => m.refKinds ?? []))) {
-        if (!(this.holders.get(kind) ?? []).some((h) => h.table === 'module_refs'))
-          this.hold([kind], { table: 'module_refs', column: 'target_id', referrer: 'owner_id', onDelete: 'restrict' });
-      }
+      // Every module names its ids in module_refs, whoever owns it.
+      const moduleKinds = [...new Set((d.modules ?? []).flatMap((m) => m.refKinds ?? []))];
+      this.hold(moduleKinds, { table: 'module_refs', column: 'target_id', referrer: 'owner_id', onDelete: 'restrict' });
     }
   }
 
@@ -55,10 +53,16 @@ export class Kinds {
     this.byName.set(kind.kind, kind);
   }
 
+  /**
+   * Registers `holder` for each kind, once: kinds that share a table (module_refs, the edge_domains
+   * of TLS and HTTPS edges) declare the same holder, and a delete should look at it once.
+   */
   private hold(kinds: readonly string[], holder: Holder): void {
     for (const name of kinds) {
       if (!this.byName.has(name)) throw new Error(`a reference names the unknown kind ${name}`);
-      this.holders.set(name, [...(this.holders.get(name) ?? []), holder]);
+      const known = this.holders.get(name) ?? [];
+      const same = (h: Holder) => h.table === holder.table && h.column === holder.column && h.referrer === holder.referrer && h.onDelete === holder.onDelete;
+      if (!known.some(same)) this.holders.set(name, [...known, holder]);
     }
   }
 

@@ -50,7 +50,7 @@ export function httpsEdgeDefinitions(sealer: Sealer) {
       ),
     },
     modules: HTTPS_EDGE_MODULES,
-    holds: [{ table: 'edge_domains', column: 'reserved_domain_id', referrer: 'edge_id', kinds: ['reserved_domain'] }],
+    holds: [domainHostports.holds],
 
     prepare: edge.prepare,
     patch: edge.patch,

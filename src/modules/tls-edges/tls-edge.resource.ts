@@ -17,7 +17,7 @@ export const tlsEdgeDefinition = defineResource({
   table: 'tls_edges',
   schemas: edgeSchemas({ prefix: 'edgtls', title: 'TLS edge', hostports: domainHostports, modules: TLS_EDGE_MODULES }),
   modules: TLS_EDGE_MODULES,
-  holds: [{ table: 'edge_domains', column: 'reserved_domain_id', referrer: 'edge_id', kinds: ['reserved_domain'] }],
+  holds: [domainHostports.holds],
 
   ...hostportEdge<TlsEdgesTable>(domainHostports),
 });
