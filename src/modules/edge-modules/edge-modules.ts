@@ -78,32 +78,26 @@ function idListModule(spec: {
   };
 }
 
-export const ipRestrictionModule = idListModule({
-  name: 'ip_restriction',
-  title: 'IP restriction',
-  field: 'ip_policy_ids',
-  shown: 'ip_policies',
-  prefix: 'ipp',
-  what: 'IP policy',
-  whats: 'IP policies',
-  max: MAX_POLICIES_PER_RESTRICTION,
-  kinds: ['ip_policy'],
-  notFound: policyNotFound('ip_restriction.ip_policy_ids'),
-});
+/** A module that names IP policies of the account: the IP restriction of edges and routes, the `ip_policy` of endpoint configurations. */
+function ipPolicyListModule(name: string, title: string): ModuleDefinition {
+  return idListModule({
+    name,
+    title,
+    field: 'ip_policy_ids',
+    shown: 'ip_policies',
+    prefix: 'ipp',
+    what: 'IP policy',
+    whats: 'IP policies',
+    max: MAX_POLICIES_PER_RESTRICTION,
+    kinds: ['ip_policy'],
+    notFound: policyNotFound(`${name}.ip_policy_ids`),
+  });
+}
+
+export const ipRestrictionModule = ipPolicyListModule('ip_restriction', 'IP restriction');
 
 /** The IP restriction of an endpoint configuration: the same module under its older name. */
-export const ipPolicyModule = idListModule({
-  name: 'ip_policy',
-  title: 'IP policy',
-  field: 'ip_policy_ids',
-  shown: 'ip_policies',
-  prefix: 'ipp',
-  what: 'IP policy',
-  whats: 'IP policies',
-  max: MAX_POLICIES_PER_RESTRICTION,
-  kinds: ['ip_policy'],
-  notFound: policyNotFound('ip_policy.ip_policy_ids'),
-});
+export const ipPolicyModule = ipPolicyListModule('ip_policy', 'IP policy');
 
 /**
  * Logging of an endpoint configuration to event streams. This API serves no event streams, so

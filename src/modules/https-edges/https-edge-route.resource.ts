@@ -24,6 +24,7 @@ import {
 import { SIGN_IN_MODULES, oauthModule, oidcModule, samlModule } from '../edge-modules/sign-in-modules.js';
 
 export const MAX_ROUTES_PER_EDGE = 100;
+const ROUTES_PATH = '/edges/https/:edge_id/routes';
 export const MAX_MATCH_LENGTH = 1024;
 const MATCH_TYPES: readonly RouteMatchType[] = ['exact_path', 'path_prefix'];
 
@@ -95,7 +96,7 @@ function routeFields(row: RouteRow) {
 
 /** A route as responses show it, inside its edge too: its fields, `uri` and modules. */
 export function showRoute(row: RouteRow, stored: ReadonlyMap<string, StoredModule> | undefined, modules: readonly ModuleDefinition[], view: View) {
-  return { ...routeFields(row), uri: `${view.baseUrl}/edges/https/${row.edge_id}/routes/${row.id}`, ...showModules(modules, stored, view) };
+  return { ...routeFields(row), uri: `${view.baseUrl}${ROUTES_PATH.replace(':edge_id', row.edge_id)}/${row.id}`, ...showModules(modules, stored, view) };
 }
 
 export function httpsEdgeRouteDefinition(sealer: Sealer) {
@@ -104,7 +105,7 @@ export function httpsEdgeRouteDefinition(sealer: Sealer) {
     kind: 'https_edge_route',
     title: 'HTTPS edge route',
     prefix: 'edghtsrt',
-    path: '/edges/https/:edge_id/routes',
+    path: ROUTES_PATH,
     table: 'https_edge_routes',
     operations: ['create', 'get', 'update', 'delete'],
     parent: { param: 'edge_id', column: 'edge_id', kind: 'https_edge', serialize: true },
