@@ -1,6 +1,7 @@
-// Assertions the resource tests share: a create that must succeed, and an error answer with its
-// status, its code and (optionally) what its message must mention.
+// Assertions the tests share: a create that must succeed, an error answer with its status, its
+// code and (optionally) what its message must mention, and an ApiError a function throws.
 import assert from 'node:assert/strict';
+import { ApiError } from '../../src/core/errors.js';
 import type { Api } from './harness.js';
 
 /** POSTs `body` to `path`, asserts a 201 and returns the created resource. */
@@ -23,4 +24,18 @@ export function assertError(
   if (mentions === undefined) return;
   if (typeof mentions === 'string') assert.ok(res.json.msg.includes(mentions), `${res.json.msg} should mention ${mentions}`);
   else assert.match(res.json.msg, mentions);
+}
+
+/** Runs `fn`, expects it to throw an ApiError with `code`, and returns it for more checks. */
+export function throwsApiError(fn: () => unknown, code: number): ApiError {
+  let caught: unknown;
+  try {
+    fn();
+  } catch (error) {
+    caught = error;
+  }
+  assert.ok(caught instanceof ApiError, `expected ApiError ${code}, got ${String(caught)}`);
+  assert.equal(caught.code, code, caught.message);
+  assert.equal(caught.errorCode, `ERR_EP_${code}`);
+  return caught;
 }

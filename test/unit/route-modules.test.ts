@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { createPrivateKey, generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { throwsApiError } from '../helpers/assertions.js';
 import { Value } from '@sinclair/typebox/value';
-import { ApiError } from '../../src/core/errors.js';
+import type { ApiError } from '../../src/core/errors.js';
 import { moduleBody } from '../../src/crud/module-body.js';
 import type { ModuleDefinition, ModuleValue } from '../../src/crud/modules.js';
 import { Sealer } from '../../src/lib/crypto/sealer.js';
@@ -53,18 +54,11 @@ async function put(def: ModuleDefinition, body: unknown): Promise<{ stored: Modu
   return { stored, shown };
 }
 
-/** Runs `fn`, expects an ApiError with `code`, returns it for more checks. */
+/** Runs `fn`, expects a 400 ApiError with `code`, returns it for more checks. */
 function fails(fn: () => unknown, code: number): ApiError {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (error) {
-    caught = error;
-  }
-  assert.ok(caught instanceof ApiError, `expected ApiError ${code}, got ${String(caught)}`);
-  assert.equal(caught.code, code, caught.message);
-  assert.equal(caught.status, 400);
-  return caught;
+  const error = throwsApiError(fn, code);
+  assert.equal(error.status, 400);
+  return error;
 }
 const refused = (def: ModuleDefinition, body: unknown, code: number) => fails(() => parsed(def, body), code);
 

@@ -2,7 +2,7 @@
 // environments, the HTTP actions and their configs, and that TCP edges are unchanged.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ApiError } from '../../src/core/errors.js';
+import { throwsApiError } from '../helpers/assertions.js';
 import { newId } from '../../src/core/ids.js';
 import { checkExpression, checkValueExpression, type CelEnvName } from '../../src/modules/traffic-policy/cel.js';
 import {
@@ -14,16 +14,7 @@ import {
 } from '../../src/modules/traffic-policy/traffic-policy.js';
 
 /** Runs `fn`, expects an ApiError with `code`, returns its message. */
-function fails(fn: () => unknown, code: number): string {
-  try {
-    fn();
-  } catch (error) {
-    assert.ok(error instanceof ApiError, `expected ApiError ${code}, got ${String(error)}`);
-    assert.equal(error.code, code, error.message);
-    return error.message;
-  }
-  assert.fail(`expected ApiError ${code}, but nothing was thrown`);
-}
+const fails = (fn: () => unknown, code: number): string => throwsApiError(fn, code).message;
 
 const valid = (expression: string, env: CelEnvName) => assert.deepEqual(checkExpression(expression, env), { ok: true }, `${env}: ${expression}`);
 const reason = (expression: string, env: CelEnvName) => {

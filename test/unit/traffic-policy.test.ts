@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ApiError } from '../../src/core/errors.js';
+import { throwsApiError } from '../helpers/assertions.js';
 import { newId } from '../../src/core/ids.js';
 import { checkExpression } from '../../src/modules/traffic-policy/cel.js';
 import {
@@ -11,20 +11,6 @@ import {
   documentPolicyIds,
   policyIdsOf,
 } from '../../src/modules/traffic-policy/traffic-policy.js';
-
-/** Runs `fn`, expects an ApiError with `code`, returns it for more checks. */
-function fails(fn: () => unknown, code: number): ApiError {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (error) {
-    caught = error;
-  }
-  assert.ok(caught instanceof ApiError, `expected ApiError ${code}, got ${String(caught)}`);
-  assert.equal(caught.code, code, caught.message);
-  assert.equal(caught.errorCode, `ERR_EP_${code}`);
-  return caught;
-}
 
 const rule = (over: Record<string, unknown> = {}) => ({ name: 'r1', expressions: [] as unknown[], actions: [{ type: 'deny' }] as unknown[], ...over });
 const inbound = (...rules: unknown[]) => ({ inbound: rules });
@@ -136,37 +122,40 @@ describe('checkEndpointPolicy (the policy module)', () => {
   });
 
   it('2200: an unknown variable, naming the rule, the expression and the position', () => {
-    const error = fails(policy(inbound(rule({ name: 'block-bad', expressions: ['conn.nope == 1'] }))), 2200);
+    const error = throwsApiError(policy(inbound(rule({ name: 'block-bad', expressions: ['conn.nope == 1'] }))), 2200);
     assert.match(error.message, /^inbound, rule 'block-bad': expression 'conn\.nope == 1' is invalid at line 1, column 6: 'conn' has no field 'nope'/);
   });
 
   it('2200: a type error, a syntax error and a non-bool expression', () => {
-    assert.match(fails(policy(inbound(rule({ expressions: ['conn.client_port == "x"'] }))), 2200).message, /line 1, column 1: .*int and string/);
-    assert.match(fails(policy(inbound(rule({ expressions: ['conn.client_ip =='] }))), 2200).message, /'conn\.client_ip ==' is invalid at line 1, column 18/);
-    assert.match(fails(policy(inbound(rule({ expressions: ['conn.client_port + 1'] }))), 2200).message, /must give a bool/);
-    assert.match(fails(policy(inbound(rule({ expressions: ['inCidrRange(conn.client_port, "x")'] }))), 2200).message, /inCidrRange/);
+    assert.match(throwsApiError(policy(inbound(rule({ expressions: ['conn.client_port == "x"'] }))), 2200).message, /line 1, column 1: .*int and string/);
+    assert.match(
+      throwsApiError(policy(inbound(rule({ expressions: ['conn.client_ip =='] }))), 2200).message,
+      /'conn\.client_ip ==' is invalid at line 1, column 18/,
+    );
+    assert.match(throwsApiError(policy(inbound(rule({ expressions: ['conn.client_port + 1'] }))), 2200).message, /must give a bool/);
+    assert.match(throwsApiError(policy(inbound(rule({ expressions: ['inCidrRange(conn.client_port, "x")'] }))), 2200).message, /inCidrRange/);
   });
 
   it('2200: a long expression is cut in the message', () => {
     const expression = `${'conn.client_port == 1 && '.repeat(10)}conn.nope`;
-    const error = fails(policy(inbound(rule({ expressions: [expression] }))), 2200);
+    const error = throwsApiError(policy(inbound(rule({ expressions: [expression] }))), 2200);
     const shown = /expression '(.*)' is invalid/.exec(error.message)?.[1] ?? '';
     assert.equal(shown.length, 80);
     assert.ok(shown.endsWith('...'));
   });
 
   it('2201: an unknown action type, listing the TCP types', () => {
-    const error = fails(policy(inbound(rule({ actions: [{ type: 'custom-response' }] }))), 2201);
+    const error = throwsApiError(policy(inbound(rule({ actions: [{ type: 'custom-response' }] }))), 2201);
     assert.match(error.message, /rule 'r1': action type 'custom-response' does not exist; the types here are deny, log, restrict-ips/);
   });
 
   it('2202: deny is not allowed outbound', () => {
-    const error = fails(policy({ outbound: [rule({ name: 'no-out' })] }), 2202);
+    const error = throwsApiError(policy({ outbound: [rule({ name: 'no-out' })] }), 2202);
     assert.match(error.message, /^outbound, rule 'no-out': action 'deny' is not allowed here; the actions allowed here are log\.$/);
   });
 
   it('2203: configs that do not fit their action', () => {
-    const config = (type: string, value: unknown) => fails(policy(inbound(rule({ actions: [{ type, config: value }] }))), 2203).message;
+    const config = (type: string, value: unknown) => throwsApiError(policy(inbound(rule({ actions: [{ type, config: value }] }))), 2203).message;
     assert.match(config('restrict-ips', { allow: ['10.0.0/8'] }), /allow\[0\] '10\.0\.0\/8', which is not a valid IPv4 or IPv6 CIDR/);
     assert.match(
       config('restrict-ips', { deny: ['10.1.2.3/8'] }),
@@ -185,46 +174,52 @@ describe('checkEndpointPolicy (the policy module)', () => {
   });
 
   it('2206: a rule without actions', () => {
-    assert.match(fails(policy(inbound(rule({ actions: [] }))), 2206).message, /^inbound, rule 'r1' has no action/);
-    fails(policy(inbound({ name: 'bare' })), 2206);
+    assert.match(throwsApiError(policy(inbound(rule({ actions: [] }))), 2206).message, /^inbound, rule 'r1' has no action/);
+    throwsApiError(policy(inbound({ name: 'bare' })), 2206);
   });
 
   it('2208: a rule without a name', () => {
-    assert.match(fails(policy(inbound(rule(), rule({ name: '' }))), 2208).message, /^inbound, rule 2 has no name/);
-    fails(policy(inbound({ actions: [{ type: 'deny' }] })), 2208);
-    fails(policy({ outbound: [rule({ name: '   ', actions: [{ type: 'log' }] })] }), 2208);
+    assert.match(throwsApiError(policy(inbound(rule(), rule({ name: '' }))), 2208).message, /^inbound, rule 2 has no name/);
+    throwsApiError(policy(inbound({ actions: [{ type: 'deny' }] })), 2208);
+    throwsApiError(policy({ outbound: [rule({ name: '   ', actions: [{ type: 'log' }] })] }), 2208);
   });
 
   it('2209: more rules than the limit', () => {
     const rules = Array.from({ length: 1000 }, (_, i) => rule({ name: `r${i}` }));
-    assert.match(fails(policy({ inbound: rules }), 2209).message, /^inbound has 1000 rules; at most 100 are allowed\.$/);
+    assert.match(throwsApiError(policy({ inbound: rules }), 2209).message, /^inbound has 1000 rules; at most 100 are allowed\.$/);
     checkEndpointPolicy({ inbound: rules.slice(0, LIMITS.rulesPerPhase) }, 'tcp');
   });
 
   it('2210: more expressions or actions than the limit', () => {
     const expressions = Array.from({ length: LIMITS.expressionsPerRule + 1 }, () => 'true');
-    assert.match(fails(policy(inbound(rule({ expressions }))), 2210).message, /has 33 expressions; at most 32/);
+    assert.match(throwsApiError(policy(inbound(rule({ expressions }))), 2210).message, /has 33 expressions; at most 32/);
     const actions = Array.from({ length: LIMITS.actionsPerRule + 1 }, () => ({ type: 'log' }));
-    assert.match(fails(policy(inbound(rule({ actions }))), 2210).message, /has 33 actions; at most 32/);
+    assert.match(throwsApiError(policy(inbound(rule({ actions }))), 2210).message, /has 33 actions; at most 32/);
   });
 
   it('2211: an expression longer than the limit', () => {
     const expression = `conn.client_ip == "${'a'.repeat(10_000 - 20)}"`;
     assert.equal(expression.length, 10_000);
-    assert.match(fails(policy(inbound(rule({ expressions: [expression] }))), 2211).message, /rule 'r1': an expression has 10000 characters; at most 4096/);
+    assert.match(
+      throwsApiError(policy(inbound(rule({ expressions: [expression] }))), 2211).message,
+      /rule 'r1': an expression has 10000 characters; at most 4096/,
+    );
   });
 
   it('215: wrong shapes name the field', () => {
-    assert.match(fails(policy([]), 215).message, /'policy' must be an object/);
-    assert.match(fails(policy({ enabled: 'yes' }), 215).message, /'policy\.enabled'/);
-    assert.match(fails(policy({ inbound: {} }), 215).message, /'policy\.inbound' must be a list of rules/);
-    assert.match(fails(policy({ rules: [] }), 215).message, /'policy\.rules' is not a field of a policy/);
-    assert.match(fails(policy(inbound('deny')), 215).message, /'policy\.inbound\[0\]' must be an object/);
-    assert.match(fails(policy(inbound(rule({ actions: 'deny' }))), 215).message, /'policy\.inbound\[0\]\.actions' must be a list/);
-    assert.match(fails(policy(inbound(rule({ expressions: [1] }))), 215).message, /'policy\.inbound\[0\]\.expressions\[0\]' must be a string/);
-    assert.match(fails(policy(inbound(rule({ actions: [{ kind: 'deny' }] }))), 215).message, /'policy\.inbound\[0\]\.actions\[0\]\.kind' is not a field/);
-    assert.match(fails(policy(inbound(rule({ actions: [{}] }))), 215).message, /'policy\.inbound\[0\]\.actions\[0\]\.type' is required/);
-    assert.match(fails(policy(inbound(rule({ actions: [{ type: 'log', config: [] }] }))), 215).message, /config' must be an object/);
+    assert.match(throwsApiError(policy([]), 215).message, /'policy' must be an object/);
+    assert.match(throwsApiError(policy({ enabled: 'yes' }), 215).message, /'policy\.enabled'/);
+    assert.match(throwsApiError(policy({ inbound: {} }), 215).message, /'policy\.inbound' must be a list of rules/);
+    assert.match(throwsApiError(policy({ rules: [] }), 215).message, /'policy\.rules' is not a field of a policy/);
+    assert.match(throwsApiError(policy(inbound('deny')), 215).message, /'policy\.inbound\[0\]' must be an object/);
+    assert.match(throwsApiError(policy(inbound(rule({ actions: 'deny' }))), 215).message, /'policy\.inbound\[0\]\.actions' must be a list/);
+    assert.match(throwsApiError(policy(inbound(rule({ expressions: [1] }))), 215).message, /'policy\.inbound\[0\]\.expressions\[0\]' must be a string/);
+    assert.match(
+      throwsApiError(policy(inbound(rule({ actions: [{ kind: 'deny' }] }))), 215).message,
+      /'policy\.inbound\[0\]\.actions\[0\]\.kind' is not a field/,
+    );
+    assert.match(throwsApiError(policy(inbound(rule({ actions: [{}] }))), 215).message, /'policy\.inbound\[0\]\.actions\[0\]\.type' is required/);
+    assert.match(throwsApiError(policy(inbound(rule({ actions: [{ type: 'log', config: [] }] }))), 215).message, /config' must be an object/);
   });
 });
 
@@ -271,56 +266,59 @@ on_tcp_connect:
   });
 
   it('2200 in a phase: names the phase, the rule (or its number) and the position', () => {
-    const error = fails(doc('on_tcp_connect:\n  - expressions: ["conn.client_port == \\"x\\""]\n    actions: [{type: deny}]'), 2200);
+    const error = throwsApiError(doc('on_tcp_connect:\n  - expressions: ["conn.client_port == \\"x\\""]\n    actions: [{type: deny}]'), 2200);
     assert.match(error.message, /^on_tcp_connect, rule '#1': expression 'conn\.client_port == "x"' is invalid at line 1, column 1/);
-    const named = fails(doc(JSON.stringify({ on_tcp_connect: [{ name: 'n', expressions: ['conn.nope'], actions: [{ type: 'deny' }] }] })), 2200);
+    const named = throwsApiError(doc(JSON.stringify({ on_tcp_connect: [{ name: 'n', expressions: ['conn.nope'], actions: [{ type: 'deny' }] }] })), 2200);
     assert.match(named.message, /^on_tcp_connect, rule 'n': .*line 1, column 6/);
   });
 
   it('2201 and 2203 in a phase', () => {
     assert.match(
-      fails(doc('on_tcp_connect: [{actions: [{type: redirect}]}]'), 2201).message,
+      throwsApiError(doc('on_tcp_connect: [{actions: [{type: redirect}]}]'), 2201).message,
       /^on_tcp_connect, rule '#1': action type 'redirect' does not exist/,
     );
-    fails(doc('on_tcp_connect: [{actions: [{type: restrict-ips, config: {allow: [10.0.0.1/8]}}]}]'), 2203);
+    throwsApiError(doc('on_tcp_connect: [{actions: [{type: restrict-ips, config: {allow: [10.0.0.1/8]}}]}]'), 2203);
   });
 
   it('2206, 2209, 2210 and 2211 in a phase', () => {
-    fails(doc('on_tcp_connect: [{name: x}]'), 2206);
+    throwsApiError(doc('on_tcp_connect: [{name: x}]'), 2206);
     const many = JSON.stringify({ on_tcp_connect: Array.from({ length: LIMITS.rulesPerPhase + 1 }, () => ({ actions: [{ type: 'log' }] })) });
-    assert.match(fails(doc(many), 2209).message, /^on_tcp_connect has 101 rules/);
-    fails(doc(JSON.stringify({ on_tcp_connect: [{ expressions: Array(33).fill('true'), actions: [{ type: 'deny' }] }] })), 2210);
-    fails(doc(JSON.stringify({ on_tcp_connect: [{ expressions: ['x'.repeat(5000)], actions: [{ type: 'deny' }] }] })), 2211);
+    assert.match(throwsApiError(doc(many), 2209).message, /^on_tcp_connect has 101 rules/);
+    throwsApiError(doc(JSON.stringify({ on_tcp_connect: [{ expressions: Array(33).fill('true'), actions: [{ type: 'deny' }] }] })), 2210);
+    throwsApiError(doc(JSON.stringify({ on_tcp_connect: [{ expressions: ['x'.repeat(5000)], actions: [{ type: 'deny' }] }] })), 2211);
   });
 
   it('2213: an unknown phase, listing the valid ones', () => {
-    const error = fails(doc('on_http_request:\n  - actions: [{type: deny}]'), 2213);
+    const error = throwsApiError(doc('on_http_request:\n  - actions: [{type: deny}]'), 2213);
     assert.match(error.message, /phase 'on_http_request' does not exist on this resource; the phases here are on_tcp_connect/);
   });
 
   it('2212: documents that are not policy documents', () => {
-    assert.match(fails(doc('on_tcp_connect:\n  - actions: [\n'), 2212).message, /is not valid YAML at line \d+, column \d+/);
-    assert.match(fails(doc('{"on_tcp_connect": [}'), 2212).message, /is not valid JSON/);
-    assert.match(fails(doc('- a\n- b'), 2212).message, /must be a mapping of phases/);
-    assert.match(fails(doc(''), 2212).message, /must be a mapping of phases/);
-    assert.match(fails(doc('"just a string"'), 2212).message, /must be a mapping of phases/);
-    assert.match(fails(doc('on_tcp_connect: {}'), 2212).message, /at on_tcp_connect must be a list of rules/);
-    assert.match(fails(doc('on_tcp_connect: [{actions: [{type: deny}], id: 1}]'), 2212).message, /at on_tcp_connect\[0\]\.id is not a field of a rule/);
-    assert.match(fails(doc('on_tcp_connect: [{actions: [{type: deny, conf: {}}]}]'), 2212).message, /actions\[0\]\.conf is not a field of an action/);
-    assert.match(fails(doc('on_tcp_connect: [{actions: deny}]'), 2212).message, /at on_tcp_connect\[0\]\.actions must be a list of actions/);
-    assert.match(fails(doc('on_tcp_connect: [{name: 1, actions: [{type: deny}]}]'), 2212).message, /name must be a string/);
-    assert.match(fails(doc('a: 1\na: 2'), 2212).message, /not valid YAML/);
-    assert.match(fails(() => checkTrafficPolicyDocument(42 as unknown as string, 'tcp'), 2212).message, /must be a string/);
+    assert.match(throwsApiError(doc('on_tcp_connect:\n  - actions: [\n'), 2212).message, /is not valid YAML at line \d+, column \d+/);
+    assert.match(throwsApiError(doc('{"on_tcp_connect": [}'), 2212).message, /is not valid JSON/);
+    assert.match(throwsApiError(doc('- a\n- b'), 2212).message, /must be a mapping of phases/);
+    assert.match(throwsApiError(doc(''), 2212).message, /must be a mapping of phases/);
+    assert.match(throwsApiError(doc('"just a string"'), 2212).message, /must be a mapping of phases/);
+    assert.match(throwsApiError(doc('on_tcp_connect: {}'), 2212).message, /at on_tcp_connect must be a list of rules/);
+    assert.match(
+      throwsApiError(doc('on_tcp_connect: [{actions: [{type: deny}], id: 1}]'), 2212).message,
+      /at on_tcp_connect\[0\]\.id is not a field of a rule/,
+    );
+    assert.match(throwsApiError(doc('on_tcp_connect: [{actions: [{type: deny, conf: {}}]}]'), 2212).message, /actions\[0\]\.conf is not a field of an action/);
+    assert.match(throwsApiError(doc('on_tcp_connect: [{actions: deny}]'), 2212).message, /at on_tcp_connect\[0\]\.actions must be a list of actions/);
+    assert.match(throwsApiError(doc('on_tcp_connect: [{name: 1, actions: [{type: deny}]}]'), 2212).message, /name must be a string/);
+    assert.match(throwsApiError(doc('a: 1\na: 2'), 2212).message, /not valid YAML/);
+    assert.match(throwsApiError(() => checkTrafficPolicyDocument(42 as unknown as string, 'tcp'), 2212).message, /must be a string/);
     const big = `on_tcp_connect: []\n#${'x'.repeat(MAX_DOCUMENT_BYTES)}`;
-    assert.match(fails(doc(big), 2212).message, /bytes long; at most 262144/);
+    assert.match(throwsApiError(doc(big), 2212).message, /bytes long; at most 262144/);
   });
 
   it('2212: a JSON document with a key given twice (JSON.parse would check only the last), and one over 256 KiB of UTF-8', () => {
     const phase = '"on_tcp_connect":[{"actions":[{"type":"restrict-ips","config":{"ip_policies":["ipp_' + '0'.repeat(27) + '"]}}]}]';
-    assert.match(fails(() => checkTrafficPolicyDocument(`{${phase},"on_tcp_connect":[]}`, 'tcp'), 2212).message, /key given twice at line 1/);
-    fails(() => checkTrafficPolicyDocument('{"on_tcp_connect":[{"actions":[{"type":"drop"}],"actions":[{"type":"log"}]}]}', 'tcp'), 2212);
+    assert.match(throwsApiError(() => checkTrafficPolicyDocument(`{${phase},"on_tcp_connect":[]}`, 'tcp'), 2212).message, /key given twice at line 1/);
+    throwsApiError(() => checkTrafficPolicyDocument('{"on_tcp_connect":[{"actions":[{"type":"drop"}],"actions":[{"type":"log"}]}]}', 'tcp'), 2212);
     checkTrafficPolicyDocument(`{${phase}}`, 'tcp');
     const big = `{"on_tcp_connect":[{"name":"${'é'.repeat(140_000)}","actions":[{"type":"log"}]}]}`;
-    assert.match(fails(() => checkTrafficPolicyDocument(big, 'tcp'), 2212).message, /bytes long/);
+    assert.match(throwsApiError(() => checkTrafficPolicyDocument(big, 'tcp'), 2212).message, /bytes long/);
   });
 });
