@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
 # Run before `npm test`: the SSH tests check certificates with real OpenSSH (ssh-keygen, ssh and
-# sshd). Installs Debian's packages when they are missing and this is a Debian machine we may
-# change (root); otherwise says what to install.
+# sshd) and the ACME tests issue certificates from a real Pebble (pebble, pebble-challtestsrv).
+# Installs Debian's packages for whatever is missing, with one apt-get update and one install,
+# when this is a Debian machine we may change (root); otherwise says what to install.
 set -euo pipefail
-if command -v ssh-keygen >/dev/null 2>&1 && command -v ssh >/dev/null 2>&1 && [ -x /usr/sbin/sshd ]; then
+
+has() { command -v "$1" >/dev/null 2>&1; }
+
+missing=()
+if ! has ssh-keygen || ! has ssh; then missing+=(openssh-client); fi
+if [ ! -x /usr/sbin/sshd ]; then missing+=(openssh-server); fi
+if ! has pebble || ! has pebble-challtestsrv; then missing+=(pebble); fi
+
+if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
-if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  echo "installing openssh-client and openssh-server for the SSH certificate tests" >&2
+if [ "$(id -u)" = 0 ] && has apt-get; then
+  echo "installing ${missing[*]} for the SSH certificate and ACME tests" >&2
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssh-client openssh-server >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   exit 0
 fi
-echo "The SSH tests need OpenSSH: install openssh-client and openssh-server (ssh-keygen, ssh, /usr/sbin/sshd) and run the tests as root." >&2
+echo "The tests need Debian's packages ${missing[*]}: OpenSSH (ssh-keygen, ssh, /usr/sbin/sshd) for the SSH tests" \
+  "and Pebble (pebble, pebble-challtestsrv) for the ACME tests. Install them and run the tests as root." >&2
 exit 1
