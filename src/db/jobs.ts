@@ -7,9 +7,13 @@
 // fenced by the claim (the row's id, its owner and its attempt number), so a runner whose lease
 // ran out, or whose job was replaced by a new enqueue, changes nothing.
 import type { JobsTable } from './schema.js';
+import { ScopedDb } from './scoped.js';
 import { withTx, type Store } from './store.js';
 
 export type Job = JobsTable;
+
+/** Writes to the job's account that land with its outcome, in the same transaction, only while the claim holds. */
+export type JobWrite = (db: ScopedDb) => Promise<void>;
 
 /** `last_error` keeps this many characters: a message for operators, not a dump. */
 export const MAX_ERROR_LENGTH = 1000;
@@ -65,27 +69,52 @@ export async function claimJobs(store: Store, options: ClaimOptions): Promise<Jo
   return claimed.sort((a, b) => (a.run_at < b.run_at ? -1 : a.run_at > b.run_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
-/** Deletes the job if `owner` still holds this claim of it; says whether it did. */
-export async function completeJob(store: Store, job: Job, owner: string): Promise<boolean> {
-  const result = await withTx(store, (trx) =>
-    trx.deleteFrom('jobs').where('id', '=', job.id).where('lease_owner', '=', owner).where('attempts', '=', job.attempts).executeTakeFirst(),
-  );
-  return Number(result.numDeletedRows) > 0;
+/**
+ * Ends this run of the job if `owner` still holds this claim of it, with `write` in the same
+ * transaction: deletes it, or, given `rerunAt`, makes it due again then as a fresh job (no
+ * attempts, no error), which is how a job schedules its own next run (a renewal). Says whether
+ * the claim held; when it did not, nothing is written.
+ */
+export async function completeJob(store: Store, job: Job, owner: string, outcome: { rerunAt?: Date; write?: JobWrite } = {}): Promise<boolean> {
+  return withTx(store, async (trx) => {
+    const ended = outcome.rerunAt
+      ? await trx
+          .updateTable('jobs')
+          .set({ run_at: outcome.rerunAt.toISOString(), attempts: 0, last_error: null, lease_owner: null, lease_until: null })
+          .where('id', '=', job.id)
+          .where('lease_owner', '=', owner)
+          .where('attempts', '=', job.attempts)
+          .executeTakeFirst()
+          .then((r) => Number(r.numUpdatedRows))
+      : await trx
+          .deleteFrom('jobs')
+          .where('id', '=', job.id)
+          .where('lease_owner', '=', owner)
+          .where('attempts', '=', job.attempts)
+          .executeTakeFirst()
+          .then((r) => Number(r.numDeletedRows));
+    if (ended === 0) return false;
+    await outcome.write?.(new ScopedDb(trx, { accountId: job.account_id }, store.dialect));
+    return true;
+  });
 }
 
 /**
  * Releases the job for another try at `retryAt`, recording `error` (a message the caller has
- * made safe to store: no secrets), if `owner` still holds this claim of it; says whether it did.
+ * made safe to store: no secrets), with `write` in the same transaction, if `owner` still holds
+ * this claim of it; says whether it did.
  */
-export async function failJob(store: Store, job: Job, owner: string, failure: { error: string; retryAt: Date }): Promise<boolean> {
-  const result = await withTx(store, (trx) =>
-    trx
+export async function failJob(store: Store, job: Job, owner: string, failure: { error: string; retryAt: Date; write?: JobWrite }): Promise<boolean> {
+  return withTx(store, async (trx) => {
+    const result = await trx
       .updateTable('jobs')
       .set({ run_at: failure.retryAt.toISOString(), last_error: truncateError(failure.error), lease_owner: null, lease_until: null })
       .where('id', '=', job.id)
       .where('lease_owner', '=', owner)
       .where('attempts', '=', job.attempts)
-      .executeTakeFirst(),
-  );
-  return Number(result.numUpdatedRows) > 0;
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) return false;
+    await failure.write?.(new ScopedDb(trx, { accountId: job.account_id }, store.dialect));
+    return true;
+  });
 }

@@ -6,11 +6,11 @@
 // Building and compiling them again per request was a quarter of the server's busy time.
 import { CompiledQuery, sql, type Kysely } from 'kysely';
 import type { Scope } from '../core/context.js';
-import type { Database } from './schema.js';
+import type { Database, ServiceTable } from './schema.js';
 import { read, withTx, type Dialect, type Executor, type Store } from './store.js';
 
 /** Every table whose rows belong to one account (all of them carry `account_id`). */
-export type OwnedTable = Exclude<keyof Database, 'accounts'>;
+export type OwnedTable = Exclude<keyof Database, ServiceTable>;
 export type RowOf<T extends OwnedTable> = Database[T];
 type Column<T extends OwnedTable> = keyof RowOf<T> & string;
 /** Column equals value, or (an array) is one of the values; an empty array matches nothing. */
@@ -61,13 +61,13 @@ function prepare(dialect: Dialect, key: string, executor: Executor, build: (db: 
 
 const slot = (name: string) => new Slot(name) as unknown as string;
 
-/** `column = value` (or `in`) for each entry of the filter. */
+/** `column = value` (`in` for an array, `is null` for null) for each entry of the filter. */
 function where<Q>(query: Q, filter: Record<string, unknown>): Q {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the builder's where() is generic over columns named at run time
   let q = query as any;
   for (const [column, value] of Object.entries(filter)) {
     if (value === undefined) continue;
-    q = Array.isArray(value) ? q.where(column, 'in', value) : q.where(column, '=', value);
+    q = Array.isArray(value) ? q.where(column, 'in', value) : value === null ? q.where(column, 'is', null) : q.where(column, '=', value);
   }
   return q as Q;
 }

@@ -6,10 +6,18 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { randomBase62 } from '../core/ids.js';
 import { systemClock, type Clock } from '../core/time.js';
-import { claimJobs, completeJob, failJob, truncateError, type Job } from '../db/jobs.js';
+import { claimJobs, completeJob, failJob, truncateError, type Job, type JobWrite } from '../db/jobs.js';
 import type { Store } from '../db/store.js';
 
-export type { Job };
+export type { Job, JobWrite };
+
+/** What a handler that succeeded asks for; nothing: the job is done and deleted. */
+export interface JobResult {
+  /** Run the job again then (a renewal) instead of deleting it. */
+  rerunAt?: Date;
+  /** Writes that land with the job's completion, only if this runner still holds the claim. */
+  write?: JobWrite;
+}
 
 /** Retry delays: full jitter, uniformly random below `min(capMs, baseMs * factor^(attempt - 1))`. */
 export interface Backoff {
@@ -27,7 +35,12 @@ export interface JobDefinition {
    * so it must carry no secret. `signal` aborts before the lease runs out: stop then, because the
    * runner no longer waits for the handler, and the job may be claimed again.
    */
-  run(job: Job, signal: AbortSignal): Promise<void>;
+  run(job: Job, signal: AbortSignal): Promise<JobResult | void>;
+  /**
+   * Writes that record a failure on the job's subject (its status), in the transaction that
+   * schedules the retry at `retryAt`, only if this runner still holds the claim.
+   */
+  recordFailure?(error: unknown, job: Job, retryAt: Date): JobWrite | undefined;
   backoff?: Partial<Backoff>;
 }
 
@@ -59,7 +72,7 @@ export interface JobRunnerOptions {
   random?: () => number;
 }
 
-type Outcome = { ok: true } | { ok: false; message: string };
+type Outcome = { ok: true; result: JobResult } | { ok: false; error: unknown; message: string };
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -187,7 +200,9 @@ export class JobRunner {
     const line = { kind: job.kind, subject_id: job.subject_id, job_id: job.id, attempt: job.attempts };
     try {
       if (outcome.ok) {
-        if (await completeJob(this.store, job, this.owner)) this.log.info({ ...line, outcome: 'done' }, 'job done');
+        const { rerunAt, write } = outcome.result;
+        if (await completeJob(this.store, job, this.owner, { rerunAt, write }))
+          this.log.info({ ...line, outcome: 'done', ...(rerunAt && { rerun_at: rerunAt.toISOString() }) }, 'job done');
         // Replaced by a new enqueue, cancelled, or claimed by another runner after the lease ran out.
         else this.log.warn({ ...line, outcome: 'superseded' }, 'job done, but its claim was no longer held: nothing recorded');
         return;
@@ -195,7 +210,8 @@ export class JobRunner {
       const error = truncateError(outcome.message);
       const delayMs = backoffDelay(job.attempts, { ...DEFAULT_BACKOFF, ...definition.backoff }, this.random);
       const retryAt = new Date(this.clock.now().getTime() + delayMs);
-      if (await failJob(this.store, job, this.owner, { error, retryAt }))
+      const write = definition.recordFailure?.(outcome.error, job, retryAt);
+      if (await failJob(this.store, job, this.owner, { error, retryAt, write }))
         this.log.warn({ ...line, outcome: 'failed', error, retry_at: retryAt.toISOString() }, 'job failed; it is retried later');
       else this.log.warn({ ...line, outcome: 'superseded', error }, 'job failed, but its claim was no longer held: nothing recorded');
     } catch (storeError) {
@@ -216,7 +232,8 @@ export class JobRunner {
       timer = setTimeout(
         () => {
           controller.abort(new Error('the job lease is about to run out'));
-          resolve({ ok: false, message: `did not finish within its lease (${this.leaseMs} ms)` });
+          const message = `did not finish within its lease (${this.leaseMs} ms)`;
+          resolve({ ok: false, error: new Error(message), message });
         },
         Math.max(0, claimedAt + this.leaseMs - margin - performance.now()),
       );
@@ -226,8 +243,8 @@ export class JobRunner {
     const handled = Promise.resolve()
       .then(() => definition.run(job, controller.signal))
       .then(
-        (): Outcome => ({ ok: true }),
-        (error: unknown): Outcome => ({ ok: false, message: messageOf(error) }),
+        (result): Outcome => ({ ok: true, result: result ?? {} }),
+        (error: unknown): Outcome => ({ ok: false, error, message: messageOf(error) }),
       );
     try {
       return await Promise.race([handled, leaseEnding]);
