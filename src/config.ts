@@ -3,6 +3,7 @@
 import path from 'node:path';
 import { parseCidr } from './lib/ip/cidr.js';
 import { parseDomainName } from './lib/dns/names.js';
+import { parseResolverAddress } from './lib/dns/resolver.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -28,7 +29,28 @@ export interface Config {
   masterKey?: string;
   domains: DomainSettings;
   runMode: RunMode;
+  certificates: CertificateSettings;
 }
+
+/** How certificates of reserved domains and agent ingresses are checked, ordered and proven. */
+export interface CertificateSettings {
+  /** The RFC 8555 directory certificates are ordered from. */
+  acmeDirectoryUrl: string;
+  /** External account binding, when the CA requires one. */
+  acmeEab?: { kid: string; hmacKey: string };
+  /** PEM file of CAs trusted for the directory's own HTTPS, beside the public ones. */
+  acmeCaFile?: string;
+  /** Contact address given to the CA with the account. */
+  acmeEmail?: string;
+  /** DNS server (IP, optionally with a port) that DNS checks ask; the system's when unset. */
+  dnsResolver?: { host: string; port: number };
+  /** Where the built-in HTTP-01 challenge responder listens; off when unset. */
+  http01Listen?: { host: string; port: number };
+  /** Where the built-in authoritative DNS server listens (UDP and TCP); off when unset. */
+  dnsListen?: { host: string; port: number };
+}
+
+export const LETS_ENCRYPT_DIRECTORY = 'https://acme-v02.api.letsencrypt.org/directory';
 
 /** What the operator's platform owns in DNS: the names domains and agent ingresses are checked and given against. */
 export interface DomainSettings {
@@ -114,6 +136,22 @@ export const SETTINGS = {
   regions: ['EDGEPLANE_REGIONS', '--regions', 'comma-separated regions served, of us, eu, ap, au, sa, jp, in (default all seven)'],
   bootstrap: ['EDGEPLANE_BOOTSTRAP', '--bootstrap', '"off" skips creating the default account on an empty store'],
   runMode: ['EDGEPLANE_RUN_MODE', '--run-mode', 'api (the HTTP API only), worker (background jobs only) or all (both, the default)'],
+  acmeDirectoryUrl: [
+    'EDGEPLANE_ACME_DIRECTORY_URL',
+    '--acme-directory-url',
+    `ACME directory certificates are ordered from (default Let's Encrypt, ${LETS_ENCRYPT_DIRECTORY})`,
+  ],
+  acmeEabKid: [
+    'EDGEPLANE_ACME_EAB_KID',
+    '--acme-eab-kid',
+    'key id of the external account binding, when the CA requires one (with EDGEPLANE_ACME_EAB_HMAC_KEY)',
+  ],
+  acmeEabHmacKey: ['EDGEPLANE_ACME_EAB_HMAC_KEY', '--acme-eab-hmac-key', 'base64url HMAC key of the external account binding'],
+  acmeCaFile: ['EDGEPLANE_ACME_CA_FILE', '--acme-ca-file', "PEM file of CAs to trust for the ACME directory's HTTPS when it is not publicly trusted"],
+  acmeEmail: ['EDGEPLANE_ACME_EMAIL', '--acme-email', 'contact address registered with the ACME account (optional)'],
+  dnsResolver: ['EDGEPLANE_DNS_RESOLVER', '--dns-resolver', "IP[:port] of the DNS server DNS checks ask (default the system's resolvers)"],
+  http01Listen: ['EDGEPLANE_HTTP01_LISTEN', '--http01-listen', 'host:port of the built-in HTTP-01 challenge responder, e.g. 0.0.0.0:80 (off when unset)'],
+  dnsListen: ['EDGEPLANE_DNS_LISTEN', '--dns-listen', 'host:port of the built-in authoritative DNS server, UDP and TCP, e.g. 0.0.0.0:53 (off when unset)'],
 } as const;
 
 export const DATABASE_TIMEOUT_DEFAULTS: Config['databaseTimeouts'] = { statementMs: 5000, poolMs: 5000 };
@@ -249,6 +287,7 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
   }
 
   const domains = readDomainSettings(raw, problems);
+  const certificates = readCertificateSettings(raw, cwd, problems);
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -265,6 +304,36 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
     masterKey: raw.masterKey,
     domains,
     runMode,
+    certificates,
+  };
+}
+
+function readCertificateSettings(raw: RawSettings, cwd: string, problems: string[]): CertificateSettings {
+  const acmeDirectoryUrl = raw.acmeDirectoryUrl ?? LETS_ENCRYPT_DIRECTORY;
+  if (!/^https?:\/\/[^\s/]+/.test(acmeDirectoryUrl) || !URL.canParse(acmeDirectoryUrl))
+    problems.push(`EDGEPLANE_ACME_DIRECTORY_URL must be an absolute http(s) address; got '${acmeDirectoryUrl}'`);
+  if ((raw.acmeEabKid === undefined) !== (raw.acmeEabHmacKey === undefined))
+    problems.push('EDGEPLANE_ACME_EAB_KID and EDGEPLANE_ACME_EAB_HMAC_KEY must be given together');
+  if (raw.acmeEabHmacKey !== undefined && !/^[A-Za-z0-9_-]+={0,2}$/.test(raw.acmeEabHmacKey))
+    problems.push('EDGEPLANE_ACME_EAB_HMAC_KEY must be base64url, as the CA gives it');
+  const listenAt = (name: 'http01Listen' | 'dnsListen') => {
+    const value = raw[name];
+    if (value === undefined) return undefined;
+    const parsed = parseHostPort(value);
+    if (!parsed) problems.push(`${SETTINGS[name][0]} must be host:port with a port from 0 to 65535; got '${value}'`);
+    return parsed;
+  };
+  const dnsResolver = raw.dnsResolver === undefined ? undefined : parseResolverAddress(raw.dnsResolver);
+  if (raw.dnsResolver !== undefined && !dnsResolver)
+    problems.push(`EDGEPLANE_DNS_RESOLVER must be an IP address with an optional port (1.1.1.1, 127.0.0.1:8053, [::1]:53); got '${raw.dnsResolver}'`);
+  return {
+    acmeDirectoryUrl,
+    ...(raw.acmeEabKid && raw.acmeEabHmacKey && { acmeEab: { kid: raw.acmeEabKid, hmacKey: raw.acmeEabHmacKey } }),
+    ...(raw.acmeCaFile && { acmeCaFile: path.resolve(cwd, raw.acmeCaFile) }),
+    ...(raw.acmeEmail && { acmeEmail: raw.acmeEmail }),
+    ...(dnsResolver && { dnsResolver }),
+    http01Listen: listenAt('http01Listen'),
+    dnsListen: listenAt('dnsListen'),
   };
 }
 

@@ -4,6 +4,8 @@ import type { Config } from './config.js';
 import { Sealer } from './lib/crypto/sealer.js';
 import { systemClock, type Clock } from './core/time.js';
 import type { Store } from './db/store.js';
+import type { JobDefinition } from './jobs/runner.js';
+import { certificateJobs, type AutomationTuning } from './modules/certificate-management/certificate-automation.js';
 import { KeyAuthenticator } from './modules/api-keys/api-key.auth.js';
 import { AccountService } from './modules/accounts/account.service.js';
 import { ApiIpGuard } from './modules/ip-restrictions/api-ip-guard.js';
@@ -19,9 +21,14 @@ export interface Deps {
   ipGuard: ApiIpGuard;
   accounts: AccountService;
   resources: Resources;
+  /** Every kind of background job the runner serves. */
+  jobs: readonly JobDefinition[];
 }
 
-export function createDeps(base: { config: Config; logger: Logger; store: Store; masterKey: Buffer }, overrides: Partial<Pick<Deps, 'clock'>> = {}): Deps {
+export function createDeps(
+  base: { config: Config; logger: Logger; store: Store; masterKey: Buffer },
+  overrides: Partial<Pick<Deps, 'clock'>> & { certificates?: AutomationTuning } = {},
+): Deps {
   const clock = overrides.clock ?? systemClock;
   const now = () => clock.now().getTime();
   const auth = new KeyAuthenticator(base.store, now);
@@ -37,5 +44,6 @@ export function createDeps(base: { config: Config; logger: Logger; store: Store;
     ipGuard,
     accounts: new AccountService(base.store, clock),
     resources: buildResources({ store: base.store, auth, ipGuard, sealer, domains: base.config.domains }),
+    jobs: certificateJobs({ config: base.config, store: base.store, sealer, clock }, overrides.certificates),
   };
 }

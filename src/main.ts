@@ -9,8 +9,8 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { createDeps, type Deps } from './deps.js';
 import { openMigrated } from './db/store.js';
-import { jobKinds } from './jobs/kinds.js';
 import { JobRunner } from './jobs/runner.js';
+import { startChallengeListeners, type AutomationTuning } from './modules/certificate-management/certificate-automation.js';
 import { createLogger } from './logger.js';
 import { loadMasterKey } from './master-key.js';
 import { ensurePrivateDataDir, issueIntoFile, privateFiles, tightenPrivateFiles, TOKEN_FILE } from './private-files.js';
@@ -38,7 +38,16 @@ function curlLine(config: Config, caFile: string | undefined, token: string): st
  * they reach a person at a terminal (default: stdout is one) rather than a log stream; only then
  * do they carry the first admin token, otherwise it goes to an owner-only file they name.
  */
-export async function startServer(config: Config, options: { logger?: Logger; say?: (line: string) => void; terminal?: boolean } = {}): Promise<Server> {
+export interface ServerOptions {
+  logger?: Logger;
+  say?: (line: string) => void;
+  terminal?: boolean;
+  /** Tests quicken the runner (polling, leases) and the certificate work (CA polling, retries). */
+  runner?: { pollMs?: number; leaseMs?: number };
+  certificates?: AutomationTuning;
+}
+
+export async function startServer(config: Config, options: ServerOptions = {}): Promise<Server> {
   const say = options.say ?? ((line: string) => process.stdout.write(line + '\n'));
   const terminal = options.terminal ?? process.stdout.isTTY === true;
   const logger = options.logger ?? createLogger(config.logLevel);
@@ -49,7 +58,7 @@ export async function startServer(config: Config, options: { logger?: Logger; sa
   if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
   const { key: masterKey, source } = loadMasterKey(config.dataDir, config.masterKey);
   logger.info({ master_key: source }, 'private keys are sealed with the master key from this source');
-  const deps = createDeps({ config, logger, store, masterKey });
+  const deps = createDeps({ config, logger, store, masterKey }, { certificates: options.certificates });
   const serveApi = config.runMode !== 'worker';
 
   let https: { cert: string; key: string } | undefined;
@@ -67,18 +76,18 @@ export async function startServer(config: Config, options: { logger?: Logger; sa
   }
 
   const app = await buildApp(deps, { https });
+  const listeners = await startChallengeListeners({ config, store, log: logger }, say);
   if (serveApi) await announceApi(config, app, deps, { say, terminal, https: https !== undefined, caFile, dialect: store.dialect });
 
   let runner: JobRunner | undefined;
   if (config.runMode !== 'api') {
-    runner = new JobRunner({ store, jobs: jobKinds, log: logger.child({ component: 'jobs' }) });
+    runner = new JobRunner({ store, jobs: deps.jobs, log: logger.child({ component: 'jobs' }), ...options.runner });
     runner.start();
   }
   // The runner's timers do not keep the process alive (nor would a PostgreSQL pool gone idle): a
   // worker without a listening socket holds this until it is closed.
   const keepAlive = serveApi ? undefined : setInterval(() => {}, 2_147_483_647);
-  if (!serveApi)
-    say(`edgeplane worker running jobs of ${jobKinds.length === 0 ? 'no kind yet' : jobKinds.map((k) => k.kind).join(', ')} (store: ${store.dialect})`);
+  if (!serveApi) say(`edgeplane worker running jobs of ${deps.jobs.map((k) => k.kind).join(', ')} (store: ${store.dialect})`);
 
   return {
     app,
@@ -87,7 +96,7 @@ export async function startServer(config: Config, options: { logger?: Logger; sa
     runner,
     async close() {
       clearInterval(keepAlive);
-      await Promise.all([runner?.stop(JOB_SHUTDOWN_WAIT_MS), app.close()]);
+      await Promise.all([runner?.stop(JOB_SHUTDOWN_WAIT_MS), app.close(), ...listeners.map((l) => l.close())]);
       await store.close();
     },
   };

@@ -229,6 +229,8 @@ export interface AgentIngressesTable extends CertificateManagementColumns {
   metadata: string;
   created_at: string;
   domain: string;
+  /** The certificate issued for it under its policy; null before the first. */
+  certificate_id: string | null;
 }
 
 export interface ReservedAddrsTable {
@@ -330,6 +332,29 @@ export interface HttpsEdgeRoutesTable {
  * A background job (src/db/jobs.ts): one per kind and subject. Instants are `toISOString()` text
  * (fixed width, so they sort as text). A claim sets the lease and counts the attempt.
  */
+/** The ACME account edgeplane uses with one directory. */
+export interface AcmeAccountsTable {
+  directory_url: string;
+  /** PKCS#8 PEM sealed with the master key, bound to the directory URL. */
+  key_sealed: string;
+  /** The account's URL at the CA (its key id), once registered. */
+  account_url: string | null;
+  created_at: string;
+}
+
+/** A challenge answer being served while the CA validates it. */
+export interface AcmeChallengesTable {
+  id: string;
+  type: 'http-01' | 'dns-01';
+  /** The HTTP-01 token, or the DNS name (lower case, no trailing dot) of a DNS-01 TXT record. */
+  name: string;
+  /** The key authorization (HTTP-01) or its digest (the DNS-01 TXT value). */
+  value: string;
+  subject_id: string;
+  /** Served until then at most, in case the job that published it died before removing it. */
+  expires_at: string;
+}
+
 export interface JobsTable {
   id: string;
   account_id: string;
@@ -382,7 +407,12 @@ export interface Database {
   https_edges: HttpsEdgesTable;
   https_edge_routes: HttpsEdgeRoutesTable;
   jobs: JobsTable;
+  acme_accounts: AcmeAccountsTable;
+  acme_challenges: AcmeChallengesTable;
 }
+
+/** Tables that belong to no account: the service's own (src/db/acme.ts reads and writes them). */
+export type ServiceTable = 'accounts' | 'acme_accounts' | 'acme_challenges';
 
 export function toBool(value: SqlBool): boolean {
   return value === true || value === 1;

@@ -13,6 +13,7 @@ import { certificateAuthorities } from './0009-certificate-authorities.js';
 import { tlsEdges } from './0010-tls-edges.js';
 import { httpsEdges } from './0011-https-edges.js';
 import { jobs } from './0012-jobs.js';
+import { certificateAutomation } from './0013-certificate-automation.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -30,6 +31,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0010-tls-edges': tlsEdges(dialect),
         '0011-https-edges': httpsEdges(dialect),
         '0012-jobs': jobs(dialect),
+        '0013-certificate-automation': certificateAutomation(dialect),
       };
     },
   };

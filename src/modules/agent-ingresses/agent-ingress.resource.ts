@@ -6,8 +6,15 @@ import { errors } from '../../core/errors.js';
 import { describedChanges, describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
 import type { AgentIngressesTable } from '../../db/schema.js';
-import { certificateManagementToApi, NO_MANAGEMENT, policyChanges, readPolicy } from '../certificate-management/certificate-management.js';
+import {
+  certificateManagementToApi,
+  followCertificateChange,
+  NO_MANAGEMENT,
+  policyChanges,
+  readPolicy,
+} from '../certificate-management/certificate-management.js';
 import { checkNameFree, readDomain, serviceOwner } from '../reserved-domains/domain-names.js';
+import { regionDomains } from '../certificate-management/certificate-subjects.js';
 import { AgentIngress, AgentIngressCreate, AgentIngressUpdate } from './agent-ingress.schema.js';
 
 export function agentIngressDefinition(settings: DomainSettings) {
@@ -27,7 +34,9 @@ export function agentIngressDefinition(settings: DomainSettings) {
       const base = serviceOwner(settings, name);
       if (base !== undefined) throw errors.ingressUnderServiceDomain({ value: name, base });
       const policy = body.certificate_management_policy ? readPolicy(body.certificate_management_policy) : undefined;
-      return { row: { ...describedColumns(body), domain: name, ...NO_MANAGEMENT, ...(policy && policyChanges(undefined, policy, ctx.now)) } };
+      return {
+        row: { ...describedColumns(body), domain: name, certificate_id: null, ...NO_MANAGEMENT, ...(policy && policyChanges(undefined, policy, ctx.now)) },
+      };
     },
 
     patch(ctx, body, current): Partial<AgentIngressesTable> {
@@ -43,6 +52,7 @@ export function agentIngressDefinition(settings: DomainSettings) {
           mine: (id) => errors.ingressTakenByYou({ value: row.domain, id }),
           other: () => errors.ingressTakenByOther({ value: row.domain }),
         }),
+      afterWrite: followCertificateChange,
       onUniqueViolation: (target, row) => (target === 'agent_ingresses_domain_key' ? errors.ingressTakenByOther({ value: String(row.domain) }) : undefined),
     },
 
@@ -52,7 +62,7 @@ export function agentIngressDefinition(settings: DomainSettings) {
       metadata: row.metadata,
       domain: row.domain,
       ns_targets: settings.nameservers,
-      region_domains: settings.regions.map((region) => `tunnel.${region}.${row.domain}`),
+      region_domains: regionDomains(row.domain, settings),
       created_at: row.created_at,
       ...certificateManagementToApi(row),
     }),

@@ -1,17 +1,24 @@
 // Certificate management of reserved domains and agent ingresses, defined once: the policy a
 // request sets, the status a response shows, and the columns a change writes. Setting a policy
 // records a provisioning job in the same transaction as the change (the job columns); the
-// background work that issues and renews certificates picks the jobs up from there. Every
-// documented key of the status is always present, null when unset: clients crash on missing keys.
+// background work that issues and renews certificates picks the jobs up from there (the
+// certificate job, certificate-job.ts). Every documented key of the status is always present,
+// null when unset: clients crash on missing keys.
 import { Type } from '@sinclair/typebox';
+import type { RequestContext } from '../../core/context.js';
 import { errors } from '../../core/errors.js';
 import { Nullable } from '../../core/schema.js';
 import { rfc3339 } from '../../core/time.js';
+import type { ScopedDb } from '../../db/scoped.js';
 import type { CertificateManagementColumns } from '../../db/schema.js';
+import { cancelJobs, enqueueJob } from '../../jobs/queue.js';
 
 export const AUTHORITIES = ['letsencrypt'] as const;
 export const MANAGED_KEY_TYPES = ['rsa', 'ecdsa'] as const;
 export const PROVISIONING_MESSAGE = 'Managed certificate provisioning in progress.';
+export const RENEWAL_MESSAGE = 'Managed certificate renewal in progress.';
+/** The job kind that provisions and renews the certificate of a managed resource. */
+export const CERTIFICATE_JOB = 'certificate';
 
 /** Strings rather than enums in the request, so that a bad value gets its own code and names the choices. */
 export const CertPolicyInput = Type.Object(
@@ -114,4 +121,33 @@ export function certificateManagementToApi(row: CertificateManagementColumns) {
             },
     },
   };
+}
+
+/** A resource that takes a certificate management policy, and holds the certificate it was issued. */
+type ManagedRow = CertificateManagementColumns & { id: string; certificate_id: string | null };
+
+/**
+ * Keeps the resource's certificate job in step with a change, in the change's transaction (the
+ * kinds' afterWrite): a policy set or changed by this request starts it now, and so does any
+ * change of a resource whose provisioning is failing (the user may have fixed DNS: check again
+ * at once); no policy cancels it; deleting the resource also deletes the certificate it was issued.
+ */
+export async function followCertificateChange(db: ScopedDb, ctx: RequestContext, row: ManagedRow, operation: 'create' | 'update' | 'delete'): Promise<void> {
+  if (operation === 'delete') {
+    await cancelJobs(db, row.id, CERTIFICATE_JOB);
+    if (row.certificate_id !== null) await dropIssued(db, row.certificate_id);
+    return;
+  }
+  if (!isManaged(row)) {
+    await cancelJobs(db, row.id, CERTIFICATE_JOB);
+    return;
+  }
+  const startedNow = row.cert_job_started_at === rfc3339(ctx.now);
+  if (startedNow || row.cert_job_error_code !== null) await enqueueJob(db, CERTIFICATE_JOB, row.id, ctx.now);
+}
+
+/** Deletes a certificate edgeplane issued (one the user uploaded stays theirs). */
+export async function dropIssued(db: ScopedDb, certificateId: string): Promise<void> {
+  const certificate = await db.find('tls_certificates', certificateId);
+  if (certificate && certificate.issued_at !== null) await db.delete('tls_certificates', { id: certificateId });
 }

@@ -14,6 +14,7 @@ import type { ReservedDomainsTable } from '../../db/schema.js';
 import { certificateNameCovers } from '../../lib/dns/names.js';
 import {
   certificateManagementToApi,
+  followCertificateChange,
   isManaged,
   NO_MANAGEMENT,
   policyChanges,
@@ -166,6 +167,7 @@ export function reservedDomainDefinition(settings: DomainSettings) {
         if (changes.certificate_id) await checkCertificate(db, changes.certificate_id, current.domain);
         await checkEndpointConfigurations(db, changes);
       },
+      afterWrite: followCertificateChange,
       onUniqueViolation: (target, row) => (target === 'reserved_domains_domain_key' ? errors.domainTakenByOther({ value: String(row.domain) }) : undefined),
     },
 
