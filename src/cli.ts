@@ -8,6 +8,7 @@ import { ConfigError, loadConfig, readSettings, SETTINGS, type Config, type RawS
 import { systemClock } from './core/time.js';
 import { openMigrated, type Store } from './db/store.js';
 import { StoreStartError } from './db/store-problems.js';
+import { managedCertificates, statusLine } from './modules/certificate-management/certificate-report.js';
 import { IpRestrictionOperator } from './modules/ip-restrictions/ip-restriction.operator.js';
 import { AccountService, ConflictError, InputError, ROLES, type IssuedUser } from './modules/accounts/account.service.js';
 import { startServer } from './main.js';
@@ -19,6 +20,7 @@ const EXIT = { usage: 2, conflict: 3 } as const;
 const OPTIONS = {
   name: { type: 'string', arg: 'NAME', help: 'the name (at most 255 bytes)' },
   account: { type: 'string', arg: 'ID', help: 'the account (acct_…)' },
+  'all-accounts': { type: 'boolean', help: 'every account' },
   user: { type: 'string', arg: 'ID', help: "the user who owns the key (usr_…); default: the account's oldest admin" },
   role: { type: 'string', arg: ROLES.join('|'), help: "the user's role" },
   description: { type: 'string', arg: 'TEXT', help: "the key's description (at most 255 bytes)" },
@@ -197,6 +199,23 @@ const COMMANDS: readonly Command[] = [
       const deleted = await withStore(invocation, this, (_a, store) => new IpRestrictionOperator(store).delete(accountId, which));
       if (!deleted) throw new InputError(`account ${accountId} has no IP restriction ${which.id ?? `of type '${which.type}'`}`);
       out(`deleted ${deleted}`);
+    },
+  },
+  {
+    words: 'certificates status',
+    synopsis: '(--account ID | --all-accounts) [--json]',
+    summary: 'show each managed certificate: its state and days to expiry',
+    details:
+      'One line per reserved domain or agent ingress under a certificate management policy: account, id, domain, state\n' +
+      '(issued, provisioning, renewing or failing), expiry with the days left, and the next renewal or the error.',
+    options: ['account', 'all-accounts', 'json'],
+    async run(invocation) {
+      const accountId = optional(invocation, 'account');
+      if ((accountId === undefined) === (invocation.values['all-accounts'] !== true)) throw new UsageError('give exactly one of --account or --all-accounts');
+      const statuses = await withStore(invocation, this, (_a, store) => managedCertificates(store, new Date(), accountId));
+      if (invocation.json) out(JSON.stringify({ certificates: statuses }));
+      else if (statuses.length === 0) out('no managed certificates');
+      else out(statuses.map(statusLine).join('\n'));
     },
   },
 ];

@@ -85,3 +85,43 @@ export async function delegatedDomain(store: Store, candidates: readonly string[
   const rows = await store.reader.selectFrom('agent_ingresses').select('domain').where('domain', 'in', candidates).execute();
   return rows.map((r) => r.domain).sort((a, b) => b.length - a.length)[0];
 }
+
+/** A resource under automatic certificate management, with its certificate's expiry: for operators' reports. */
+export interface ManagedCertificateRow {
+  account_id: string;
+  id: string;
+  domain: string;
+  certificate_id: string | null;
+  not_after: string | null;
+  cert_renews_at: string | null;
+  cert_job_started_at: string | null;
+  cert_job_error_code: string | null;
+  cert_job_msg: string | null;
+  cert_job_retries_at: string | null;
+}
+
+/** Every managed reserved domain and agent ingress (of one account, when given), by domain. */
+export async function managedCertificateRows(store: Store, accountId?: string): Promise<ManagedCertificateRow[]> {
+  const rows: ManagedCertificateRow[] = [];
+  for (const table of ['reserved_domains', 'agent_ingresses'] as const) {
+    let query = store.reader
+      .selectFrom(table)
+      .leftJoin('tls_certificates', 'tls_certificates.id', `${table}.certificate_id`)
+      .select([
+        `${table}.account_id`,
+        `${table}.id`,
+        `${table}.domain`,
+        `${table}.certificate_id`,
+        'tls_certificates.not_after',
+        `${table}.cert_renews_at`,
+        `${table}.cert_job_started_at`,
+        `${table}.cert_job_error_code`,
+        `${table}.cert_job_msg`,
+        `${table}.cert_job_retries_at`,
+      ])
+      .where(`${table}.cert_authority`, 'is not', null);
+    if (accountId !== undefined) query = query.where(`${table}.account_id`, '=', accountId);
+    rows.push(...((await query.execute()) as ManagedCertificateRow[]));
+  }
+  return rows.sort((a, b) => (a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : 0));
+}

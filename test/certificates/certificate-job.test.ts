@@ -3,8 +3,10 @@
 // a DNS resolver that times out. The CA is a stand-in only where the fault is in our own handling
 // (a gate to hold an order open); the garbage CA and the resolver are real servers on loopback.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { after, before, it } from 'node:test';
 import { pino } from 'pino';
 import { claimJobs, completeJob } from '../../src/db/jobs.js';
@@ -174,5 +176,68 @@ describeEachStore('certificate job faults', (h: () => Harness) => {
     assert.equal((await api.patch(domain.path, { description: 'again' })).status, 200);
     assert.equal(await runner(orders).runOnce(), 1);
     assert.notEqual((await api.get(domain.path)).json.certificate, null);
+  });
+});
+
+describeEachStore('edgeplane certificates status', (h: () => Harness) => {
+  const cli = (args: string[]) => {
+    const root = path.resolve(import.meta.dirname, '../..');
+    const result = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', path.join(root, 'src/cli.ts'), 'certificates', 'status', ...args, '--database-url', h().databaseUrl],
+      {
+        cwd: root,
+        env: { ...process.env, EDGEPLANE_LOG_LEVEL: 'silent' },
+        encoding: 'utf8',
+        timeout: 60_000,
+      },
+    );
+    return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+  };
+
+  it("shows each managed certificate's state and days to expiry, of one account or all", async () => {
+    const api = await h().newAccount();
+    const other = await h().newAccount();
+    const dns = await startTestDns();
+    try {
+      const issuedName = `issued-${Date.now()}.example.test`;
+      const issued = await api.post('/reserved_domains', { domain: issuedName, certificate_management_policy: {} });
+      dns.set(issuedName, 'CNAME', [issued.json.cname_target]);
+      const failingName = `failing-${Date.now()}.example.test`;
+      await api.post('/reserved_domains', { domain: failingName, certificate_management_policy: {} });
+      await api.post('/reserved_domains', { domain: `unmanaged-${Date.now()}.example.test` });
+      const elsewhere = await other.post('/agent_ingresses', { domain: `ingress-${Date.now()}.example.test`, certificate_management_policy: {} });
+      const job = certificateJob({
+        store: h().deps.store,
+        sealer: h().deps.sealer,
+        orders: fakeOrders(),
+        dns: createResolver({ server: dns.address, timeoutMs: 1000, tries: 1 }),
+        domains: h().deps.config.domains,
+      });
+      await new JobRunner({ store: h().deps.store, jobs: [job], log: silent, concurrency: 10 }).runOnce();
+
+      const shown = cli(['--account', api.info.accountId, '--json']);
+      assert.equal(shown.code, 0, shown.stderr);
+      const statuses = JSON.parse(shown.stdout).certificates as Record<string, unknown>[];
+      assert.deepEqual(
+        statuses.map((s) => [s.domain, s.state, s.error_code]),
+        [
+          [failingName, 'failing', 'DNS_ERROR'],
+          [issuedName, 'issued', null],
+        ],
+        'managed ones only, of this account, by domain',
+      );
+      const days = statuses[1]!.days_to_expiry as number;
+      assert.ok(days >= 88 && days <= 90, `the test CA's 90 days, less today: ${days}`);
+
+      const text = cli(['--all-accounts']);
+      assert.equal(text.code, 0, text.stderr);
+      assert.match(text.stdout, new RegExp(`\\t${issuedName}\\tissued\\texpires \\S+ \\(${days} days\\)\\trenews `));
+      assert.match(text.stdout, new RegExp(`\\t${failingName}\\tfailing\\tno certificate yet\\tDNS_ERROR: ${failingName} has no CNAME record`));
+      assert.match(text.stdout, new RegExp(`^${other.info.accountId}\\t${elsewhere.json.id}\\t`, 'm'), 'every account');
+      assert.equal(cli([]).code, 2, 'an account or all of them must be named');
+    } finally {
+      await dns.close();
+    }
   });
 });

@@ -11,7 +11,7 @@ import { ConfigError, loadConfig, readSettings } from '../../src/config.js';
 import { newId } from '../../src/core/ids.js';
 import { createAccount } from '../../src/db/accounts.js';
 import { claimJobs, completeJob, failJob, MAX_ERROR_LENGTH, type Job } from '../../src/db/jobs.js';
-import { scopedTx } from '../../src/db/scoped.js';
+import { scopedTx, type ScopedDb } from '../../src/db/scoped.js';
 import { openStore, type Scope, type Store } from '../../src/db/store.js';
 import { cancelJobs, enqueueJob } from '../../src/jobs/queue.js';
 import { backoffDelay, DEFAULT_BACKOFF, defineJob, JobRunner, type JobDefinition } from '../../src/jobs/runner.js';
@@ -434,6 +434,47 @@ for (const storeKind of storeKinds()) {
         [['rd_after_stop', 0]],
         'the running job was completed, and nothing claimed after stop()',
       );
+    });
+
+    it("lands a handler's writes with its completion or its rescheduling, and a failure's with its retry, only while the claim holds", async () => {
+      const scope = await newAccount(store);
+      const kind = uniqueKind();
+      const log = capturedLog();
+      const clock = manualClock();
+      const rerunAt = new Date(clock.ms + 3_600_000);
+      // Each write leaves a job of its own kind behind, a row the test can look for.
+      const mark = (label: string) => async (db: ScopedDb) => void (await enqueueJob(db, `${kind}_${label}`, 'rd_mark', new Date()));
+      const definition = defineJob({
+        kind,
+        async run(job) {
+          if (job.subject_id === 'rd_fails') throw new Error('the CA is down');
+          return { rerunAt: job.subject_id === 'rd_renews' ? rerunAt : undefined, write: mark(job.subject_id) };
+        },
+        recordFailure: (error, job, retryAt) => mark(`${job.subject_id}_${(error as Error).message.length}_${retryAt.getTime() > clock.ms}`),
+      });
+      for (const subject of ['rd_done', 'rd_renews', 'rd_fails']) await enqueue(store, scope, kind, subject, new Date(clock.ms));
+      const runner = new JobRunner({ store, jobs: [definition], log: log.log, clock, random: () => 0.5 });
+      assert.equal(await runner.runOnce(), 3);
+      const marks = async () =>
+        (await store.db.selectFrom('jobs').select('kind').where('kind', 'like', `${kind}_%`).execute()).map((r) => r.kind.slice(kind.length + 1)).sort();
+      assert.deepEqual(await marks(), ['rd_done', 'rd_fails_14_true', 'rd_renews']);
+      const left = await rows(store, kind);
+      assert.deepEqual(
+        left.map((j) => [j.subject_id, j.attempts, j.run_at === rerunAt.toISOString(), j.last_error]),
+        [
+          ['rd_fails', 1, false, 'the CA is down'],
+          ['rd_renews', 0, true, null],
+        ],
+        'done: deleted; rescheduled: a fresh job at rerunAt; failed: retried',
+      );
+
+      // A claim that no longer holds writes nothing, whatever the outcome.
+      await enqueue(store, scope, kind, 'rd_late', new Date(clock.ms));
+      const [claimed] = await claimJobs(store, { owner: 'late', kinds: [kind], now: new Date(clock.ms), leaseMs: 60_000, limit: 1 });
+      await enqueue(store, scope, kind, 'rd_late', new Date(clock.ms));
+      assert.equal(await completeJob(store, claimed!, 'late', { write: mark('late_complete') }), false);
+      assert.equal(await failJob(store, claimed!, 'late', { error: 'x', retryAt: new Date(), write: mark('late_fail') }), false);
+      assert.deepEqual(await marks(), ['rd_done', 'rd_fails_14_true', 'rd_renews']);
     });
 
     it('survives a store error while polling, logging it and claiming at the next poll', async () => {

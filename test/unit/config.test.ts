@@ -190,3 +190,51 @@ describe('run mode in the config', () => {
     );
   });
 });
+
+describe('certificate settings in the config', () => {
+  it("orders from Let's Encrypt through the system's resolver, with no listener, by default", () => {
+    const c = loadConfig({}).certificates;
+    assert.equal(c.acmeDirectoryUrl, 'https://acme-v02.api.letsencrypt.org/directory');
+    assert.deepEqual([c.acmeEab, c.acmeCaFile, c.dnsResolver, c.http01Listen, c.dnsListen], [undefined, undefined, undefined, undefined, undefined]);
+  });
+
+  it('reads every setting by its documented variable', () => {
+    const c = loadConfig(
+      readSettings({
+        EDGEPLANE_ACME_DIRECTORY_URL: 'https://127.0.0.1:14000/dir',
+        EDGEPLANE_ACME_EAB_KID: 'kid-1',
+        EDGEPLANE_ACME_EAB_HMAC_KEY: 'zWNDZM6eQGHWpSRTPal5eIUYFTu7EajVIoguysqZ9wG44nMEtx3MUAsUDkMTQ12W',
+        EDGEPLANE_ACME_CA_FILE: 'pebble.pem',
+        EDGEPLANE_ACME_EMAIL: 'ops@example.com',
+        EDGEPLANE_DNS_RESOLVER: '127.0.0.1:8053',
+        EDGEPLANE_HTTP01_LISTEN: '0.0.0.0:80',
+        EDGEPLANE_DNS_LISTEN: '[::]:53',
+      }),
+      '/srv',
+    ).certificates;
+    assert.deepEqual(c, {
+      acmeDirectoryUrl: 'https://127.0.0.1:14000/dir',
+      acmeEab: { kid: 'kid-1', hmacKey: 'zWNDZM6eQGHWpSRTPal5eIUYFTu7EajVIoguysqZ9wG44nMEtx3MUAsUDkMTQ12W' },
+      acmeCaFile: '/srv/pebble.pem',
+      acmeEmail: 'ops@example.com',
+      dnsResolver: { host: '127.0.0.1', port: 8053 },
+      http01Listen: { host: '0.0.0.0', port: 80 },
+      dnsListen: { host: '::', port: 53 },
+    });
+    assert.deepEqual(loadConfig({ dnsResolver: '1.1.1.1' }).certificates.dnsResolver, { host: '1.1.1.1', port: 53 });
+  });
+
+  it('refuses a bad directory, half an EAB, a resolver by name and a bad listen address, all at once', () => {
+    assert.throws(
+      () => loadConfig({ acmeDirectoryUrl: 'letsencrypt', acmeEabKid: 'kid', dnsResolver: 'dns.google', http01Listen: '80', dnsListen: 'localhost:70000' }),
+      (e: unknown) =>
+        e instanceof ConfigError &&
+        e.problems.length === 5 &&
+        e.problems.some((p) => p.startsWith('EDGEPLANE_ACME_DIRECTORY_URL must be an absolute http(s) address')) &&
+        e.problems.includes('EDGEPLANE_ACME_EAB_KID and EDGEPLANE_ACME_EAB_HMAC_KEY must be given together') &&
+        e.problems.some((p) => p.startsWith('EDGEPLANE_DNS_RESOLVER must be an IP address')) &&
+        e.problems.some((p) => p.startsWith('EDGEPLANE_HTTP01_LISTEN must be host:port')) &&
+        e.problems.some((p) => p.startsWith('EDGEPLANE_DNS_LISTEN must be host:port')),
+    );
+  });
+});
