@@ -230,6 +230,12 @@ for (const kind of storeKinds()) {
       const mine = (list.body.tls_certificates as Json[]).filter((c) => c.subject_alternative_names.dns_names.includes(names[0]));
       assert.equal(mine.length, 1, 'one certificate for the ingress');
       await verifyIssued(world, mine[0]!, names, 'ecdsa');
+
+      const inUse = await world.call('DELETE', `/tls_certificates/${mine[0]!.id}`);
+      assert.equal(inUse.status, 409, 'the ingress still uses it');
+      assert.match(JSON.stringify(inUse.body), new RegExp(created.body.id));
+      assert.equal((await world.call('DELETE', path)).status, 204);
+      assert.equal((await world.call('GET', `/tls_certificates/${mine[0]!.id}`)).status, 404, 'deleted with its ingress');
     });
 
     it('(d) INTERNAL_ERROR while the ACME server is down, then a certificate once it is back', async () => {

@@ -10,6 +10,7 @@ import { createAccount } from '../../src/db/accounts.js';
 import { publishChallenge, withdrawChallenges } from '../../src/db/acme.js';
 import { scopedTx } from '../../src/db/scoped.js';
 import { DnsLookupError, createResolver } from '../../src/lib/dns/resolver.js';
+import { NO_MANAGEMENT } from '../../src/modules/certificate-management/certificate-management.js';
 import { startAuthoritativeDns } from '../../src/modules/certificate-management/dns-responder.js';
 import { startHttp01Responder } from '../../src/modules/certificate-management/http01-responder.js';
 import { freshStore, storeKinds } from '../helpers/harness.js';
@@ -59,13 +60,7 @@ for (const kind of storeKinds()) {
           created_at: new Date().toISOString(),
           domain: ingressDomain,
           certificate_id: null,
-          cert_authority: null,
-          cert_key_type: null,
-          cert_renews_at: null,
-          cert_job_started_at: null,
-          cert_job_msg: null,
-          cert_job_error_code: null,
-          cert_job_retries_at: null,
+          ...NO_MANAGEMENT,
         }),
       );
       const server = await startAuthoritativeDns({ store: fresh.store, host: '127.0.0.1', port: 0, domains: DOMAIN_DEFAULTS, log });
