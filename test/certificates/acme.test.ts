@@ -45,11 +45,16 @@ interface World {
   close(): Promise<void>;
 }
 
-async function startWorld(kind: StoreKind, options: { validitySeconds?: number } = {}): Promise<World> {
+async function startWorld(kind: StoreKind, options: { validitySeconds?: number; eab?: { kid: string; hmacKey: string } } = {}): Promise<World> {
   const dns = await startTestDns();
   const http01Port = await freePort();
   const dnsPort = await freePort();
-  const pebble = await startPebble({ dnsServer: dns.address, httpPort: http01Port, certificateValiditySeconds: options.validitySeconds });
+  const pebble = await startPebble({
+    dnsServer: dns.address,
+    httpPort: http01Port,
+    certificateValiditySeconds: options.validitySeconds,
+    ...(options.eab && { eab: { [options.eab.kid]: options.eab.hmacKey } }),
+  });
   // The operator's edge: every CNAME target resolves to it, and it hands the challenge path to edgeplane.
   dns.set(`*.${ZONES.cnameZone}`, 'A', ['127.0.0.1']);
   dns.delegate(ZONES.acmeChallengeZone, `127.0.0.1:${dnsPort}`);
@@ -70,6 +75,7 @@ async function startWorld(kind: StoreKind, options: { validitySeconds?: number }
     dnsResolver: dns.address,
     http01Listen: `127.0.0.1:${http01Port}`,
     dnsListen: `127.0.0.1:${dnsPort}`,
+    ...(options.eab && { acmeEabKid: options.eab.kid, acmeEabHmacKey: options.eab.hmacKey }),
     ...ZONES,
   });
   const server = await startServer(config, {
@@ -185,6 +191,10 @@ for (const kind of storeKinds()) {
 
       const row = await world.store.store.reader.selectFrom('tls_certificates').selectAll().where('id', '=', done.certificate.id).executeTakeFirstOrThrow();
       assert.doesNotMatch(row.private_key_sealed, /PRIVATE KEY/, 'the key is sealed at rest');
+      const account = await world.store.store.reader.selectFrom('acme_accounts').selectAll().executeTakeFirstOrThrow();
+      assert.equal(account.directory_url, world.pebble.directoryUrl);
+      assert.doesNotMatch(account.key_sealed, /PRIVATE KEY/, 'so is the ACME account key');
+      assert.match(account.account_url ?? '', /^https:\/\/127\.0\.0\.1:\d+\//);
       const jobs = await world.store.store.reader.selectFrom('jobs').selectAll().where('subject_id', '=', created.body.id).execute();
       assert.equal(jobs.length, 1, 'one job: the renewal');
       assert.equal(Date.parse(jobs[0]!.run_at), renewsAt);
@@ -292,28 +302,33 @@ for (const kind of storeKinds()) {
     });
   });
 
-  describe(`certificate renewal against Pebble [${kind}]`, { skip: pebbleAvailable() ? false : 'pebble is not installed' }, () => {
-    let world: World;
-    before(async () => {
-      world = await startWorld(kind, { validitySeconds: 12 });
-    });
-    after(async () => {
-      await world?.close();
-    });
+  describe(
+    `certificate renewal against Pebble, with external account binding [${kind}]`,
+    { skip: pebbleAvailable() ? false : 'pebble is not installed' },
+    () => {
+      let world: World;
+      before(async () => {
+        // A CA that requires an external account binding, as ZeroSSL does: the settings carry it.
+        world = await startWorld(kind, { validitySeconds: 12, eab: { kid: 'edgeplane-test', hmacKey: randomBytes(32).toString('base64url') } });
+      });
+      after(async () => {
+        await world?.close();
+      });
 
-    it('(e) a short-lived certificate is renewed two thirds into its lifetime, and the old one deleted', async () => {
-      const domain = `renew-${suffix()}.example.test`;
-      const created = await world.call('POST', '/reserved_domains', { domain, certificate_management_policy: {} });
-      world.dns.set(domain, 'CNAME', [created.body.cname_target]);
-      const path = `/reserved_domains/${created.body.id}`;
-      const first = await waitFor(world, path, 'the first certificate', issued);
-      const renewsAt = Date.parse(first.certificate_management_status.renews_at);
-      const renewed = await waitFor(world, path, 'the renewed certificate', (b) => issued(b) && b.certificate.id !== first.certificate.id, 40_000);
-      assert.ok(Date.now() >= renewsAt, 'not renewed before renews_at');
-      assert.ok(Date.parse(renewed.certificate_management_status.renews_at) > renewsAt, 'the next renewal is later');
-      const certificate = await world.call('GET', `/tls_certificates/${renewed.certificate.id}`);
-      await verifyIssued(world, certificate.body, [domain], 'rsa');
-      assert.equal((await world.call('GET', `/tls_certificates/${first.certificate.id}`)).status, 404, 'the replaced certificate is deleted');
-    });
-  });
+      it('(e) a short-lived certificate is renewed two thirds into its lifetime, and the old one deleted', async () => {
+        const domain = `renew-${suffix()}.example.test`;
+        const created = await world.call('POST', '/reserved_domains', { domain, certificate_management_policy: {} });
+        world.dns.set(domain, 'CNAME', [created.body.cname_target]);
+        const path = `/reserved_domains/${created.body.id}`;
+        const first = await waitFor(world, path, 'the first certificate', issued);
+        const renewsAt = Date.parse(first.certificate_management_status.renews_at);
+        const renewed = await waitFor(world, path, 'the renewed certificate', (b) => issued(b) && b.certificate.id !== first.certificate.id, 40_000);
+        assert.ok(Date.now() >= renewsAt, 'not renewed before renews_at');
+        assert.ok(Date.parse(renewed.certificate_management_status.renews_at) > renewsAt, 'the next renewal is later');
+        const certificate = await world.call('GET', `/tls_certificates/${renewed.certificate.id}`);
+        await verifyIssued(world, certificate.body, [domain], 'rsa');
+        assert.equal((await world.call('GET', `/tls_certificates/${first.certificate.id}`)).status, 404, 'the replaced certificate is deleted');
+      });
+    },
+  );
 }

@@ -133,6 +133,38 @@ describeEachStore('certificate job faults', (h: () => Harness) => {
     assert.equal(Date.parse((await jobsOf(domain.id))[0]!.run_at), Date.parse((await api.get(domain.path)).json.certificate_management_status.renews_at));
   });
 
+  it('a failed renewal keeps the current certificate and reports the job; the next success replaces it', async () => {
+    const orders = fakeOrders();
+    const domain = await managedDomain(`renewal-${Date.now()}.example.test`);
+    assert.equal(await runner(orders).runOnce(), 1);
+    const first = (await api.get(domain.path)).json;
+    assert.notEqual(first.certificate, null);
+    // Renewal is due, and the CA is away.
+    const due = async () => {
+      await h().deps.store.db.updateTable('jobs').set({ run_at: new Date().toISOString() }).where('subject_id', '=', domain.id).execute();
+      await h()
+        .deps.store.db.updateTable('reserved_domains')
+        .set({ cert_renews_at: new Date(Date.now() - 1000).toISOString() })
+        .where('id', '=', domain.id)
+        .execute();
+    };
+    await due();
+    const away = { issue: async () => Promise.reject(new Error('the CA is away')) };
+    assert.equal(await runner(away).runOnce(), 1);
+    const failing = (await api.get(domain.path)).json;
+    assert.equal(failing.certificate.id, first.certificate.id, 'the current certificate stays');
+    assert.equal(failing.certificate_management_status.provisioning_job.error_code, 'INTERNAL_ERROR');
+    assert.equal(failing.certificate_management_status.provisioning_job.msg, 'the CA is away');
+    assert.equal((await api.get(`/tls_certificates/${first.certificate.id}`)).status, 200);
+
+    await due();
+    assert.equal(await runner(orders).runOnce(), 1);
+    const renewed = (await api.get(domain.path)).json;
+    assert.notEqual(renewed.certificate.id, first.certificate.id);
+    assert.equal(renewed.certificate_management_status.provisioning_job, null);
+    assert.equal((await api.get(`/tls_certificates/${first.certificate.id}`)).status, 404, 'the replaced one is deleted');
+  });
+
   it('an ACME server that answers garbage: INTERNAL_ERROR on the domain, retried, no crash', async () => {
     const garbage = http.createServer((_request, response) => {
       response.writeHead(200, { 'content-type': 'application/json' });
