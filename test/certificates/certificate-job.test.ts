@@ -61,17 +61,19 @@ describeEachStore('certificate job faults', (h: () => Harness) => {
     await dns.close();
   });
 
-  const jobOf = (orders: Pick<AcmeOrders, 'issue'>, options: { timeoutMs?: number } = {}) =>
+  type RunnerOptions = { leaseMs?: number; timeoutMs?: number; retryBaseMs?: number };
+  const jobOf = (orders: Pick<AcmeOrders, 'issue'>, options: RunnerOptions = {}) =>
     certificateJob({
       store: h().deps.store,
       sealer: h().deps.sealer,
       orders,
       dns: createResolver({ server: dns.address, timeoutMs: options.timeoutMs ?? 1000, tries: 1 }),
       domains: h().deps.config.domains,
-      backoff: { baseMs: 100, capMs: 200 },
+      backoff: { baseMs: options.retryBaseMs ?? 100, capMs: options.retryBaseMs ?? 200 },
     });
-  const runner = (orders: Pick<AcmeOrders, 'issue'>, options: { leaseMs?: number; timeoutMs?: number } = {}) =>
-    new JobRunner({ store: h().deps.store, jobs: [jobOf(orders, options)], log: silent, pollMs: 20, leaseMs: options.leaseMs });
+  // Retries wait half their window (no jitter here), so a test knows when they come.
+  const runner = (orders: Pick<AcmeOrders, 'issue'>, options: RunnerOptions = {}) =>
+    new JobRunner({ store: h().deps.store, jobs: [jobOf(orders, options)], log: silent, pollMs: 20, leaseMs: options.leaseMs, random: () => 0.5 });
 
   /** A managed domain whose CNAME is set; its id and path. */
   async function managedDomain(name: string) {
@@ -196,7 +198,8 @@ describeEachStore('certificate job faults', (h: () => Harness) => {
     const domain = await managedDomain(name);
     dns.blackhole('example.test');
     try {
-      assert.equal(await runner(orders, { timeoutMs: 200 }).runOnce(), 1);
+      // Retried in half an hour at the earliest: only the PATCH below makes it due sooner.
+      assert.equal(await runner(orders, { timeoutMs: 200, retryBaseMs: 3_600_000 }).runOnce(), 1);
     } finally {
       dns.blackhole(undefined);
     }
@@ -204,6 +207,7 @@ describeEachStore('certificate job faults', (h: () => Harness) => {
     assert.equal(job.error_code, 'INTERNAL_ERROR');
     assert.match(job.msg, /timed out/);
     assert.equal(orders.started, 0, 'no order without a DNS answer');
+    assert.equal(await runner(orders).runOnce(), 0, 'not due before its retry');
     // The user's PATCH checks again at once.
     assert.equal((await api.patch(domain.path, { description: 'again' })).status, 200);
     assert.equal(await runner(orders).runOnce(), 1);
