@@ -300,7 +300,8 @@ async function benchStore(kind: StoreKind, tool: LoadTool, bare: BareServer, set
   };
 
   console.log(`\n${tag} starting the server (fresh ${kind === 'sqlite' ? 'SQLite file' : 'PostgreSQL schema'}, silent logs)`);
-  const h = await attempt('starting the server', () => startHarness(kind, { logLevel: 'silent' }));
+  // Rate limits off: the bench measures the server, and sends one account's requests by the thousand.
+  const h = await attempt('starting the server', () => startHarness(kind, { logLevel: 'silent', rateLimit: { perMinute: 0 } }));
   if (!h) return { ...run, elapsedMs: performance.now() - started };
   try {
     const db = h.deps.store.db;

@@ -5,8 +5,12 @@ import { newId } from './core/ids.js';
 import { registerResourceRoutes } from './crud/routes.js';
 import type { Deps } from './deps.js';
 import { clientErrorHandler, frameworkError, registerErrorHandling } from './http/error-handler.js';
+import { registerHealth } from './http/health.js';
+import { registerMetrics } from './http/metrics.js';
+import { managedCertificates } from './modules/certificate-management/certificate-report.js';
 import { registerOpenApi } from './http/openapi.js';
 import { registerProtocol } from './http/protocol.js';
+import { registerRateLimit } from './http/rate-limit.js';
 import { validatorCompiler } from './http/validation.js';
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -58,8 +62,14 @@ export async function buildApp(deps: Deps, options: { https?: { cert: string; ke
   app.setValidatorCompiler(validatorCompiler);
   const baseUrl = () => deps.config.baseUrl;
   registerProtocol(app, { auth: deps.auth, ipGuard: deps.ipGuard, clock: deps.clock, baseUrl });
+  if (deps.rateLimiter) {
+    await deps.rateLimiter.ready();
+    registerRateLimit(app, deps.rateLimiter);
+  }
   registerErrorHandling(app);
   await registerOpenApi(app, baseUrl);
+  registerHealth(app, deps);
+  registerMetrics(app, { ...deps, token: deps.config.metricsToken, certificates: (now) => managedCertificates(deps.store, now) });
   for (const resource of Object.values(deps.resources)) registerResourceRoutes(app, resource);
   await app.ready();
   return app;

@@ -30,6 +30,10 @@ export interface Config {
   domains: DomainSettings;
   runMode: RunMode;
   certificates: CertificateSettings;
+  /** Bearer token `/metrics` requires; unset, it answers loopback clients only. */
+  metricsToken?: string;
+  /** Requests an account may send per minute (0: no limit), counted in Redis when it is set, else per process. */
+  rateLimit: { perMinute: number; redisUrl?: string };
 }
 
 /** How certificates of reserved domains and agent ingresses are checked, ordered and proven. */
@@ -151,6 +155,13 @@ export const SETTINGS = {
   acmeEmail: ['EDGEPLANE_ACME_EMAIL', '--acme-email', 'contact address registered with the ACME account (optional)'],
   dnsResolver: ['EDGEPLANE_DNS_RESOLVER', '--dns-resolver', "IP[:port] of the DNS server DNS checks ask (default the system's resolvers)"],
   http01Listen: ['EDGEPLANE_HTTP01_LISTEN', '--http01-listen', 'host:port of the built-in HTTP-01 challenge responder, e.g. 0.0.0.0:80 (off when unset)'],
+  metricsToken: [
+    'EDGEPLANE_METRICS_TOKEN',
+    '--metrics-token',
+    'bearer token that GET /metrics requires (16 characters or more); unset, /metrics answers loopback clients only',
+  ],
+  rateLimit: ['EDGEPLANE_RATE_LIMIT', '--rate-limit', 'requests an account may send per minute, per account (default 1200; 0 turns the limit off)'],
+  redisUrl: ['EDGEPLANE_REDIS_URL', '--redis-url', 'redis://… (or rediss://) shared by every instance for rate limits; unset: each process counts its own'],
   dnsListen: ['EDGEPLANE_DNS_LISTEN', '--dns-listen', 'host:port of the built-in authoritative DNS server, UDP and TCP, e.g. 0.0.0.0:53 (off when unset)'],
 } as const;
 
@@ -288,6 +299,9 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
 
   const domains = readDomainSettings(raw, problems);
   const certificates = readCertificateSettings(raw, cwd, problems);
+  const rateLimit = readRateLimit(raw, problems);
+  if (raw.metricsToken !== undefined && !/^[\x21-\x7e]{16,}$/.test(raw.metricsToken))
+    problems.push('EDGEPLANE_METRICS_TOKEN must be 16 or more printable characters without spaces');
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -305,7 +319,23 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
     domains,
     runMode,
     certificates,
+    rateLimit,
+    ...(raw.metricsToken && { metricsToken: raw.metricsToken }),
   };
+}
+
+export const DEFAULT_RATE_LIMIT = 1200;
+
+function readRateLimit(raw: RawSettings, problems: string[]): Config['rateLimit'] {
+  let perMinute = DEFAULT_RATE_LIMIT;
+  if (raw.rateLimit !== undefined) {
+    if (/^\d{1,9}$/.test(raw.rateLimit)) perMinute = Number(raw.rateLimit);
+    else problems.push(`EDGEPLANE_RATE_LIMIT must be a whole number of requests per minute (0 turns the limit off); got '${raw.rateLimit}'`);
+  }
+  if (raw.redisUrl !== undefined && !/^rediss?:\/\/\S+$/.test(raw.redisUrl))
+    // Not echoed: the URL may hold a password.
+    problems.push('EDGEPLANE_REDIS_URL must start with redis:// or rediss://');
+  return { perMinute, ...(raw.redisUrl && { redisUrl: raw.redisUrl }) };
 }
 
 function readCertificateSettings(raw: RawSettings, cwd: string, problems: string[]): CertificateSettings {

@@ -5,6 +5,7 @@ import { Sealer } from './lib/crypto/sealer.js';
 import { systemClock, type Clock } from './core/time.js';
 import type { Store } from './db/store.js';
 import type { JobDefinition } from './jobs/runner.js';
+import { createRequestLimiter, type RequestLimiter } from './http/rate-limit.js';
 import { certificateJobs, type AutomationTuning } from './modules/certificate-management/certificate-automation.js';
 import { KeyAuthenticator } from './modules/api-keys/api-key.auth.js';
 import { AccountService } from './modules/accounts/account.service.js';
@@ -23,6 +24,8 @@ export interface Deps {
   resources: Resources;
   /** Every kind of background job the runner serves. */
   jobs: readonly JobDefinition[];
+  /** Per-account request limits; undefined when EDGEPLANE_RATE_LIMIT is 0. */
+  rateLimiter?: RequestLimiter;
 }
 
 export function createDeps(
@@ -44,6 +47,7 @@ export function createDeps(
     ipGuard,
     accounts: new AccountService(base.store, clock),
     resources: buildResources({ store: base.store, auth, ipGuard, sealer, domains: base.config.domains }),
+    rateLimiter: createRequestLimiter(base.config.rateLimit, base.logger),
     jobs: certificateJobs({ config: base.config, store: base.store, sealer, clock }, overrides.certificates),
   };
 }

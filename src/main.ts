@@ -81,7 +81,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
 
   let runner: JobRunner | undefined;
   if (config.runMode !== 'api') {
-    runner = new JobRunner({ store, jobs: deps.jobs, log: logger.child({ component: 'jobs' }), ...options.runner });
+    // Job outcomes feed GET /metrics (served unless the run mode is `worker`).
+    runner = new JobRunner({ store, jobs: deps.jobs, log: logger.child({ component: 'jobs' }), onOutcome: app.metrics.observeJob, ...options.runner });
     runner.start();
   }
   // The runner's timers do not keep the process alive (nor would a PostgreSQL pool gone idle): a

@@ -1144,6 +1144,13 @@ export const catalogue = {
   ),
 
   // Server
+  rateLimited: entry<{ limit: number; retryAfter: number }>(
+    269,
+    429,
+    "The account sent more requests within a minute than the operator's rate limit allows; retry after the seconds that Retry-After gives.",
+    (a) => `This account may send ${a.limit} requests a minute, and has sent them; retry in ${a.retryAfter} s.`,
+    (a) => ({ 'Retry-After': String(a.retryAfter) }),
+  ),
   storeUnavailable: entry(
     260,
     503,

@@ -37,7 +37,10 @@ function corsHeaders(request: FastifyRequest, reply: FastifyReply): void {
   if (!origin) return;
   reply.header('Access-Control-Allow-Origin', origin);
   reply.header('Access-Control-Allow-Credentials', 'true');
-  reply.header('Access-Control-Expose-Headers', 'Operation-Id, Retry-After, WWW-Authenticate, Ip-Restriction-Warning');
+  reply.header(
+    'Access-Control-Expose-Headers',
+    'Operation-Id, Retry-After, WWW-Authenticate, Ip-Restriction-Warning, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy',
+  );
   reply.header('Vary', 'Origin');
 }
 

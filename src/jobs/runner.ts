@@ -70,7 +70,12 @@ export interface JobRunnerOptions {
   clock?: Clock;
   /** [0, 1), for the backoff's jitter. */
   random?: () => number;
+  /** Told each job's outcome as it is logged, with the seconds from its start (metrics); must not throw. */
+  onOutcome?: (kind: string, outcome: JobOutcome, durationSeconds: number) => void;
 }
+
+/** What became of one run of a job, as logged: `superseded` and `unrecorded` changed nothing in the store. */
+export type JobOutcome = 'done' | 'failed' | 'superseded' | 'unrecorded';
 
 type Outcome = { ok: true; result: JobResult } | { ok: false; error: unknown; message: string };
 
@@ -86,6 +91,7 @@ export class JobRunner {
   private readonly concurrency: number;
   private readonly clock: Clock;
   private readonly random: () => number;
+  private readonly onOutcome: JobRunnerOptions['onOutcome'];
   private readonly running = new Set<Promise<void>>();
   private started = false;
   private timer: NodeJS.Timeout | undefined;
@@ -102,6 +108,7 @@ export class JobRunner {
     this.concurrency = options.concurrency ?? 4;
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
+    this.onOutcome = options.onOutcome;
     if (!(this.leaseMs > 0 && this.pollMs >= 0 && Number.isInteger(this.concurrency) && this.concurrency >= 1))
       throw new Error('JobRunner: leaseMs must be above 0, pollMs at least 0, concurrency a whole number from 1');
     for (const definition of options.jobs) {
@@ -196,26 +203,47 @@ export class JobRunner {
   /** Runs the job and records its outcome; never rejects. */
   private async execute(job: Job, claimedAt: number): Promise<void> {
     const definition = this.definitions.get(job.kind)!;
+    const startedAt = performance.now();
     const outcome = await this.runWithinLease(definition, job, claimedAt);
     const line = { kind: job.kind, subject_id: job.subject_id, job_id: job.id, attempt: job.attempts };
+    const report = (ended: JobOutcome) => this.report(job.kind, ended, startedAt);
     try {
       if (outcome.ok) {
         const { rerunAt, write } = outcome.result;
-        if (await completeJob(this.store, job, this.owner, { rerunAt, write }))
+        if (await completeJob(this.store, job, this.owner, { rerunAt, write })) {
           this.log.info({ ...line, outcome: 'done', ...(rerunAt && { rerun_at: rerunAt.toISOString() }) }, 'job done');
-        // Replaced by a new enqueue, cancelled, or claimed by another runner after the lease ran out.
-        else this.log.warn({ ...line, outcome: 'superseded' }, 'job done, but its claim was no longer held: nothing recorded');
+          report('done');
+        } else {
+          // Replaced by a new enqueue, cancelled, or claimed by another runner after the lease ran out.
+          this.log.warn({ ...line, outcome: 'superseded' }, 'job done, but its claim was no longer held: nothing recorded');
+          report('superseded');
+        }
         return;
       }
       const error = truncateError(outcome.message);
       const delayMs = backoffDelay(job.attempts, { ...DEFAULT_BACKOFF, ...definition.backoff }, this.random);
       const retryAt = new Date(this.clock.now().getTime() + delayMs);
       const write = definition.recordFailure?.(outcome.error, job, retryAt);
-      if (await failJob(this.store, job, this.owner, { error, retryAt, write }))
+      if (await failJob(this.store, job, this.owner, { error, retryAt, write })) {
         this.log.warn({ ...line, outcome: 'failed', error, retry_at: retryAt.toISOString() }, 'job failed; it is retried later');
-      else this.log.warn({ ...line, outcome: 'superseded', error }, 'job failed, but its claim was no longer held: nothing recorded');
+        report('failed');
+      } else {
+        this.log.warn({ ...line, outcome: 'superseded', error }, 'job failed, but its claim was no longer held: nothing recorded');
+        report('superseded');
+      }
     } catch (storeError) {
       this.log.error({ ...line, outcome: 'unrecorded', err: storeError }, 'job outcome could not be recorded; it runs again once its lease runs out');
+      report('unrecorded');
+    }
+  }
+
+  /** Passes an outcome to `onOutcome`; a throw there is logged, never taken for the job's. */
+  private report(kind: string, outcome: JobOutcome, startedAt: number): void {
+    if (!this.onOutcome) return;
+    try {
+      this.onOutcome(kind, outcome, (performance.now() - startedAt) / 1000);
+    } catch (error) {
+      this.log.error({ err: error, kind, outcome }, 'job runner: the onOutcome hook threw');
     }
   }
 

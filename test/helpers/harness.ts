@@ -186,6 +186,8 @@ export interface HarnessOptions {
   databaseTimeouts?: Partial<Config['databaseTimeouts']>;
   /** The operator's domain settings, over the defaults (service domains, zones, nameservers, regions). */
   domains?: Partial<DomainSettings>;
+  /** Requests per minute and account, and the Redis that counts them (default: the settings' defaults, counted per process). */
+  rateLimit?: Partial<Config['rateLimit']>;
 }
 
 export interface Harness {
@@ -219,6 +221,7 @@ async function serveApp(store: Store, database: Config['database'], options: Har
   config.database = database;
   config.databaseTimeouts = { ...config.databaseTimeouts, ...options.databaseTimeouts };
   config.domains = { ...config.domains, ...options.domains };
+  config.rateLimit = { ...config.rateLimit, ...options.rateLimit };
   const sink = new Writable({
     write(chunk, _encoding, callback) {
       for (const line of String(chunk).split('\n').filter(Boolean)) logs.push(JSON.parse(line));
