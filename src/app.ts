@@ -6,6 +6,7 @@ import { registerResourceRoutes } from './crud/routes.js';
 import type { Deps } from './deps.js';
 import { clientErrorHandler, frameworkError, registerErrorHandling } from './http/error-handler.js';
 import { registerHealth } from './http/health.js';
+import { registerIdempotency } from './http/idempotency.js';
 import { registerMetrics } from './http/metrics.js';
 import { managedCertificates } from './modules/certificate-management/certificate-report.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -66,6 +67,7 @@ export async function buildApp(deps: Deps, options: { https?: { cert: string; ke
     await deps.rateLimiter.ready();
     registerRateLimit(app, deps.rateLimiter);
   }
+  registerIdempotency(app, { store: deps.store, now: () => deps.clock.now() });
   registerErrorHandling(app);
   await registerOpenApi(app, baseUrl);
   registerHealth(app, deps);

@@ -88,6 +88,25 @@ export const catalogue = {
     'The request body nests arrays and objects more than 64 levels deep (the body itself is level 1).',
     (a) => `The request body nests arrays and objects more than ${a.max} levels deep; at most ${a.max} levels are accepted, the body itself being the first.`,
   ),
+  idempotencyKeyInvalid: entry(
+    271,
+    400,
+    'The Idempotency-Key header must be 1 to 255 printable ASCII characters.',
+    () => 'The Idempotency-Key header must be 1 to 255 printable ASCII characters (a UUID is a good choice).',
+  ),
+  idempotencyKeyReused: entry<{ key: string }>(
+    272,
+    409,
+    'The Idempotency-Key was sent before with another request (method, path or body) within 24 hours.',
+    (a) => `The Idempotency-Key '${a.key}' was used for another request within the last 24 hours; use a new key for a new request.`,
+  ),
+  idempotencyKeyInProgress: entry<{ key: string }>(
+    273,
+    409,
+    'A request with the same Idempotency-Key is still being answered; retry it after Retry-After seconds to get its answer.',
+    (a) => `A request with the Idempotency-Key '${a.key}' is still being answered; retry shortly to get its answer.`,
+    () => ({ 'Retry-After': '1' }),
+  ),
   bodyTooLarge: entry<{ limit: number }>(
     219,
     413,

@@ -355,6 +355,19 @@ export interface AcmeChallengesTable {
   expires_at: string;
 }
 
+/** The answer to a POST sent with an Idempotency-Key, replayed for the same key and request. */
+export interface IdempotencyKeysTable {
+  account_id: string;
+  key: string;
+  /** SHA-256 of the method, path and body: the same key with another request is refused. */
+  request_hash: string;
+  /** null while the first request is being answered. */
+  status: number | null;
+  body: string | null;
+  created_at: string;
+  lease_until: string;
+}
+
 export interface JobsTable {
   id: string;
   account_id: string;
@@ -409,6 +422,7 @@ export interface Database {
   jobs: JobsTable;
   acme_accounts: AcmeAccountsTable;
   acme_challenges: AcmeChallengesTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 /** Tables that belong to no account: the service's own (src/db/acme.ts reads and writes them). */

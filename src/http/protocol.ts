@@ -39,7 +39,7 @@ function corsHeaders(request: FastifyRequest, reply: FastifyReply): void {
   reply.header('Access-Control-Allow-Credentials', 'true');
   reply.header(
     'Access-Control-Expose-Headers',
-    'Operation-Id, Retry-After, WWW-Authenticate, Ip-Restriction-Warning, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy',
+    'Operation-Id, Retry-After, WWW-Authenticate, Ip-Restriction-Warning, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy, Idempotent-Replayed',
   );
   reply.header('Vary', 'Origin');
 }

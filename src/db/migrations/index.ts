@@ -14,6 +14,7 @@ import { tlsEdges } from './0010-tls-edges.js';
 import { httpsEdges } from './0011-https-edges.js';
 import { jobs } from './0012-jobs.js';
 import { certificateAutomation } from './0013-certificate-automation.js';
+import { idempotencyKeys } from './0014-idempotency-keys.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -32,6 +33,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0011-https-edges': httpsEdges(dialect),
         '0012-jobs': jobs(dialect),
         '0013-certificate-automation': certificateAutomation(dialect),
+        '0014-idempotency-keys': idempotencyKeys(dialect),
       };
     },
   };

@@ -1,0 +1,91 @@
+// The store side of Idempotency-Key (src/http/idempotency.ts): claiming a key for a request,
+// recording the answer, and reading it back. A claim is a row, keyed by account and key, so two
+// requests with one key, on any instances, cannot both proceed; a claim whose instance died is
+// taken over once its lease has run out.
+import type { IdempotencyKeysTable } from './schema.js';
+import { scopedTx } from './scoped.js';
+import { UniqueViolation, type Store } from './store.js';
+
+export type Claim =
+  /** The request is to be answered, and its answer recorded. */
+  | { kind: 'claimed' }
+  /** The key answered this request before: its answer. */
+  | { kind: 'answered'; status: number; body: string }
+  /** The key was used for another request. */
+  | { kind: 'mismatch' }
+  /** A request with the key is being answered now. */
+  | { kind: 'in-progress' };
+
+export interface ClaimRequest {
+  accountId: string;
+  key: string;
+  requestHash: string;
+  now: Date;
+  /** How long an unanswered claim holds. */
+  leaseMs: number;
+  /** How long an answer is kept (and replayed). */
+  keepMs: number;
+}
+
+function decide(row: IdempotencyKeysTable, request: ClaimRequest): Claim | 'take-over' {
+  if (row.request_hash !== request.requestHash) return { kind: 'mismatch' };
+  if (row.status !== null) return { kind: 'answered', status: row.status, body: row.body ?? '' };
+  return row.lease_until <= request.now.toISOString() ? 'take-over' : { kind: 'in-progress' };
+}
+
+async function tryClaim(store: Store, request: ClaimRequest): Promise<Claim> {
+  const { accountId, key, now } = request;
+  return scopedTx(store, { accountId }, async (db) => {
+    const leaseUntil = new Date(now.getTime() + request.leaseMs).toISOString();
+    let row: IdempotencyKeysTable | undefined = (await db.select('idempotency_keys', { key }, { lock: 'update' }))[0];
+    if (row && row.created_at <= new Date(now.getTime() - request.keepMs).toISOString()) {
+      // Kept past its time: the key is free again.
+      await db.delete('idempotency_keys', { key });
+      row = undefined;
+    }
+    if (!row) {
+      await db.insert('idempotency_keys', {
+        key,
+        request_hash: request.requestHash,
+        status: null,
+        body: null,
+        created_at: now.toISOString(),
+        lease_until: leaseUntil,
+      });
+      return { kind: 'claimed' };
+    }
+    const decision = decide(row, request);
+    if (decision !== 'take-over') return decision;
+    await db.update('idempotency_keys', { key }, { lease_until: leaseUntil });
+    return { kind: 'claimed' };
+  });
+}
+
+/** Claims `key` for a request, or says why not. */
+export async function claimIdempotencyKey(store: Store, request: ClaimRequest): Promise<Claim> {
+  try {
+    return await tryClaim(store, request);
+  } catch (error) {
+    // Another request inserted the key between our read and our insert: decide against its row.
+    if (error instanceof UniqueViolation) return tryClaim(store, request);
+    throw error;
+  }
+}
+
+/** Records the answer of the request that claimed `key`. */
+export async function recordIdempotentAnswer(
+  store: Store,
+  accountId: string,
+  key: string,
+  requestHash: string,
+  answer: { status: number; body: string },
+): Promise<void> {
+  await scopedTx(store, { accountId }, (db) =>
+    db.update('idempotency_keys', { key, request_hash: requestHash, status: null }, { status: answer.status, body: answer.body }),
+  );
+}
+
+/** Frees `key` when its request got no answer worth keeping (a server error, a rate limit): it may be sent again. */
+export async function releaseIdempotencyKey(store: Store, accountId: string, key: string, requestHash: string): Promise<void> {
+  await scopedTx(store, { accountId }, (db) => db.delete('idempotency_keys', { key, request_hash: requestHash, status: null }));
+}

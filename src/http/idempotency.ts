@@ -1,0 +1,84 @@
+// Idempotency-Key on POST: a client that sends a create again with the same key and the same
+// request (after a timeout, say) gets the first answer, status and body, and nothing is created
+// twice. The same key with another request is a 409; a request whose twin is still being answered
+// waits for that answer (a few seconds at most, then a 409 to retry). Keys are the account's and
+// kept 24 h, in the store (src/db/idempotency.ts), so this holds across instances.
+//
+// Answers worth replaying are recorded: any but a server error (5xx) or a rate limit (429),
+// which say nothing about the request and may be retried with the key. A request that was
+// cut off before its answer leaves a claim that lapses after the lease, then the key is free.
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { errors } from '../core/errors.js';
+import { claimIdempotencyKey, recordIdempotentAnswer, releaseIdempotencyKey, type Claim } from '../db/idempotency.js';
+import type { Store } from '../db/store.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The key this request claimed, whose answer is to be recorded. */
+    idempotency?: { key: string; requestHash: string };
+  }
+}
+
+export const IDEMPOTENCY_KEEP_MS = 24 * 3600_000;
+/** Longer than any request may take (EDGEPLANE_REQUEST_TIMEOUT and the handler's work). */
+const LEASE_MS = 120_000;
+/** How long a request waits for its twin's answer, and how often it looks. */
+const WAIT_MS = 10_000;
+const POLL_MS = 50;
+
+const KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** What identifies the request: its path and body, as parsed (key order kept; spacing not). */
+function requestHash(request: FastifyRequest): string {
+  return createHash('sha256')
+    .update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`)
+    .digest('hex');
+}
+
+const replayable = (status: number) => status < 500 && status !== 429;
+
+export function registerIdempotency(app: FastifyInstance, deps: { store: Store; now: () => Date }): void {
+  const { store } = deps;
+
+  /** Claims the key, waiting while a twin is answered; resolves with the outcome to act on. */
+  async function claim(accountId: string, key: string, hash: string): Promise<Claim> {
+    const deadline = Date.now() + WAIT_MS;
+    for (;;) {
+      const outcome = await claimIdempotencyKey(store, { accountId, key, requestHash: hash, now: deps.now(), leaseMs: LEASE_MS, keepMs: IDEMPOTENCY_KEEP_MS });
+      if (outcome.kind !== 'in-progress' || Date.now() >= deadline) return outcome;
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+  }
+
+  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+    const header = request.headers['idempotency-key'];
+    if (request.method !== 'POST' || header === undefined || !request.ctx) return;
+    if (Array.isArray(header) || !KEY.test(header)) throw errors.idempotencyKeyInvalid();
+    const hash = requestHash(request);
+    const outcome = await claim(request.ctx.scope.accountId, header, hash);
+    if (outcome.kind === 'mismatch') throw errors.idempotencyKeyReused({ key: header });
+    if (outcome.kind === 'in-progress') throw errors.idempotencyKeyInProgress({ key: header });
+    if (outcome.kind === 'answered') {
+      return reply.code(outcome.status).header('Idempotent-Replayed', 'true').type('application/json; charset=utf-8').send(outcome.body);
+    }
+    request.idempotency = { key: header, requestHash: hash };
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const claimed = request.idempotency;
+    if (!claimed) return payload;
+    request.idempotency = undefined;
+    const accountId = request.ctx.scope.accountId;
+    // The answer is recorded before it is sent: a retry that arrives once the client has it replays it.
+    try {
+      if (replayable(reply.statusCode))
+        await recordIdempotentAnswer(store, accountId, claimed.key, claimed.requestHash, { status: reply.statusCode, body: String(payload ?? '') });
+      else await releaseIdempotencyKey(store, accountId, claimed.key, claimed.requestHash);
+    } catch (error) {
+      // The change is made: its answer goes out all the same. The claim lapses with its lease.
+      request.log.warn({ err: error }, 'Idempotency-Key: the answer could not be recorded');
+    }
+    return payload;
+  });
+}

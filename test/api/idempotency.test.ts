@@ -1,0 +1,167 @@
+// Idempotency-Key on POST, on both stores, over real HTTP: the first answer replayed, nothing
+// created twice (also by concurrent twins, also across instances), another request with the key
+// refused, and keys per account, expiring after 24 hours.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { it } from 'node:test';
+import { claimIdempotencyKey } from '../../src/db/idempotency.js';
+import { describeEachStore, type Api, type Harness } from '../helpers/harness.js';
+
+describeEachStore('Idempotency-Key', (h: () => Harness) => {
+  const withKey = (key: string) => ({ headers: { 'Idempotency-Key': key } });
+  const policies = async (api: Api) => (await api.get('/ip_policies')).json.ip_policies as { id: string }[];
+
+  it('replays the first answer, status and body, for the same key and request, and creates nothing more', async () => {
+    const api = await h().newAccount();
+    const key = randomUUID();
+    const first = await api.post('/ip_policies', { description: 'once' }, withKey(key));
+    assert.equal(first.status, 201);
+    assert.equal(first.headers.get('idempotent-replayed'), null);
+    const again = await api.post('/ip_policies', { description: 'once' }, withKey(key));
+    assert.equal(again.status, 201);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.deepEqual(again.json, first.json);
+    assert.deepEqual(
+      (await policies(api)).map((p) => p.id),
+      [first.json.id],
+    );
+    const unkeyed = await api.post('/ip_policies', { description: 'once' });
+    assert.notEqual(unkeyed.json.id, first.json.id, 'without a key, each POST creates');
+  });
+
+  it('refuses the key with another body or path (409), and takes the same key in another account', async () => {
+    const api = await h().newAccount();
+    const key = randomUUID();
+    assert.equal((await api.post('/ip_policies', { description: 'a' }, withKey(key))).status, 201);
+    const otherBody = await api.post('/ip_policies', { description: 'b' }, withKey(key));
+    assert.equal(otherBody.status, 409);
+    assert.equal(otherBody.json.error_code, 'ERR_EP_272');
+    assert.match(otherBody.json.msg, new RegExp(key));
+    assert.equal((await api.post('/backends/static', { address: 'example.com:443' }, withKey(key))).status, 409, 'another path');
+    assert.equal((await policies(api)).length, 1);
+    const stranger = await h().newAccount();
+    assert.equal((await stranger.post('/ip_policies', { description: 'b' }, withKey(key))).status, 201, 'keys are per account');
+  });
+
+  it('creates one resource for concurrent twins, each getting its answer', async () => {
+    const api = await h().newAccount();
+    const key = randomUUID();
+    const answers = await Promise.all(Array.from({ length: 8 }, () => api.post('/ip_policies', { description: 'race' }, withKey(key))));
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      Array(8).fill(201),
+    );
+    assert.equal(new Set(answers.map((a) => a.json.id)).size, 1, 'one id');
+    assert.equal((await policies(api)).length, 1);
+  });
+
+  it('replays on another instance', async () => {
+    const api = await h().newAccount();
+    const second = await h().secondInstance();
+    try {
+      const key = randomUUID();
+      const first = await api.post('/ip_policies', { description: 'here' }, withKey(key));
+      const there = await api.at(second.baseUrl).post('/ip_policies', { description: 'here' }, withKey(key));
+      assert.equal(there.status, 201);
+      assert.equal(there.json.id, first.json.id);
+      assert.equal((await policies(api)).length, 1);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('replays a refusal too (4xx), but not a rate limit or server error, which may be retried', async () => {
+    const api = await h().newAccount();
+    const domain = `idem-${randomUUID().slice(0, 8)}.example.com`;
+    assert.equal((await api.post('/reserved_domains', { domain })).status, 201);
+    const key = randomUUID();
+    const taken = await api.post('/reserved_domains', { domain }, withKey(key));
+    assert.equal(taken.status, 409);
+    const replayed = await api.post('/reserved_domains', { domain }, withKey(key));
+    assert.equal(replayed.headers.get('idempotent-replayed'), 'true');
+    assert.deepEqual(replayed.json, taken.json);
+  });
+
+  it('refuses a key that is empty, too long or not printable ASCII', async () => {
+    const api = await h().newAccount();
+    for (const key of ['x'.repeat(256), 'has space', 'tab\tkey']) {
+      const res = await api.post('/ip_policies', { description: 'k' }, withKey(key));
+      assert.equal(res.status, 400, key);
+      assert.equal(res.json.error_code, 'ERR_EP_271');
+    }
+    assert.equal((await policies(api)).length, 0);
+  });
+
+  it('frees a key after 24 hours, and takes over a claim whose request was cut off', async () => {
+    const api = await h().newAccount();
+    const key = randomUUID();
+    const first = await api.post('/ip_policies', { description: 'day' }, withKey(key));
+    const db = h().deps.store.db;
+    await db
+      .updateTable('idempotency_keys')
+      .set({ created_at: new Date(Date.now() - 24 * 3600_000 - 1000).toISOString() })
+      .where('account_id', '=', api.info.accountId)
+      .execute();
+    const later = await api.post('/ip_policies', { description: 'day' }, withKey(key));
+    assert.equal(later.status, 201);
+    assert.notEqual(later.json.id, first.json.id, 'a day later the key is new');
+
+    // A claim left unanswered (its instance died), its lease run out.
+    const abandoned = randomUUID();
+    await db
+      .insertInto('idempotency_keys')
+      .values({
+        account_id: api.info.accountId,
+        key: abandoned,
+        request_hash: 'whatever the request was',
+        status: null,
+        body: null,
+        created_at: new Date().toISOString(),
+        lease_until: new Date(Date.now() - 1).toISOString(),
+      })
+      .execute();
+    const claim = await claimIdempotencyKey(h().deps.store, {
+      accountId: api.info.accountId,
+      key: abandoned,
+      requestHash: 'whatever the request was',
+      now: new Date(),
+      leaseMs: 60_000,
+      keepMs: 86_400_000,
+    });
+    assert.deepEqual(claim, { kind: 'claimed' });
+    const held = await claimIdempotencyKey(h().deps.store, {
+      accountId: api.info.accountId,
+      key: abandoned,
+      requestHash: 'whatever the request was',
+      now: new Date(),
+      leaseMs: 60_000,
+      keepMs: 86_400_000,
+    });
+    assert.deepEqual(held, { kind: 'in-progress' }, 'now held by the new claim');
+  });
+
+  it('a twin waits for the answer of the request that holds the key', async () => {
+    const api = await h().newAccount();
+    const key = randomUUID();
+    // Take the key as the first request would, then answer it a moment later.
+    const probe = await api.post('/ip_policies', { description: 'twin' }, withKey(`${key}-probe`));
+    const row = await h()
+      .deps.store.db.selectFrom('idempotency_keys')
+      .selectAll()
+      .where('account_id', '=', api.info.accountId)
+      .where('key', '=', `${key}-probe`)
+      .executeTakeFirstOrThrow();
+    await h()
+      .deps.store.db.insertInto('idempotency_keys')
+      .values({ ...row, key, status: null, body: null, lease_until: new Date(Date.now() + 60_000).toISOString() })
+      .execute();
+    setTimeout(() => {
+      void h().deps.store.db.updateTable('idempotency_keys').set({ status: 201, body: row.body }).where('key', '=', key).execute();
+    }, 300);
+    const started = Date.now();
+    const twin = await api.post('/ip_policies', { description: 'twin' }, withKey(key));
+    assert.ok(Date.now() - started >= 250, 'it waited');
+    assert.equal(twin.status, 201);
+    assert.equal(twin.json.id, probe.json.id, "the holder's answer");
+  });
+});
