@@ -70,4 +70,39 @@ describe('migrations in one schema of a shared database', { skip: !url && 'EDGEP
       await store.close();
     }
   });
+
+  it('migrates while other schemas of the database are being dropped (test runs and instances side by side)', async () => {
+    let dropping = true;
+    // Another party creates and drops schemas with tables, over and over.
+    const churn = (async () => {
+      const other = new pg.Client({ connectionString: url });
+      await other.connect();
+      try {
+        while (dropping) {
+          const s = `ep_churn_${randomBytes(5).toString('hex')}`;
+          await other.query(`create schema ${s}`);
+          for (let i = 0; i < 20; i++) await other.query(`create table ${s}.t${i} (id int primary key, v text)`);
+          await other.query(`drop schema ${s} cascade`);
+        }
+      } finally {
+        await other.end();
+      }
+    })();
+    try {
+      for (let round = 0; round < 15; round++) {
+        const schema = `ep_mig_${randomBytes(5).toString('hex')}`;
+        await admin.query(`create schema ${schema}`);
+        const store = openStore({ kind: 'postgres', url: url! }, { schema });
+        try {
+          assert.ok((await migrate(store)).includes('0001-foundation'), `round ${round}`);
+        } finally {
+          await store.close();
+          await admin.query(`drop schema ${schema} cascade`);
+        }
+      }
+    } finally {
+      dropping = false;
+      await churn;
+    }
+  });
 });
