@@ -36,7 +36,8 @@ export async function buildApp(deps: Deps, options: { https?: { cert: string; ke
     genReqId: () => newId('op'),
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT,
-    return503OnClosing: true,
+    // While closing, requests on open connections are still answered (see drainOnClose), not refused.
+    return503OnClosing: false,
     frameworkErrors: frameworkError,
     // request.ip: the socket peer, or the first untrusted hop of X-Forwarded-For behind trusted proxies
     trustProxy: deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false,
@@ -60,6 +61,7 @@ export async function buildApp(deps: Deps, options: { https?: { cert: string; ke
     refused = 0;
   });
 
+  drainOnClose(app);
   app.setValidatorCompiler(validatorCompiler);
   const baseUrl = () => deps.config.baseUrl;
   registerProtocol(app, { auth: deps.auth, ipGuard: deps.ipGuard, clock: deps.clock, baseUrl });
@@ -75,4 +77,22 @@ export async function buildApp(deps: Deps, options: { https?: { cert: string; ke
   for (const resource of Object.values(deps.resources)) registerResourceRoutes(app, resource);
   await app.ready();
   return app;
+}
+
+/**
+ * A graceful stop (SIGTERM): the listening socket closes, idle connections are closed, and a
+ * request that arrives meanwhile on an open connection is answered like any other, with
+ * `Connection: close`, so that the client (or the balancer) opens its next connection to another
+ * instance. No request is refused for the stop, and none is cut off.
+ */
+function drainOnClose(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (closing) reply.header('Connection', 'close');
+    done();
+  });
 }
