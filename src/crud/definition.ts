@@ -13,6 +13,13 @@ export type Operation = 'create' | 'get' | 'list' | 'update' | 'delete';
 export const ALL_OPERATIONS: readonly Operation[] = ['create', 'get', 'list', 'update', 'delete'];
 export const isWrite = (operation: Operation) => operation === 'create' || operation === 'update' || operation === 'delete';
 
+/** The operation id of one of the five operations of a kind: `ip_policy.create`. */
+export const operationId = (kind: string, operation: Operation) => `${kind}.${operation}`;
+/** The operation id of a module route of a kind: `tcp_edge.backend_module.replace`. */
+export const moduleOperationId = (kind: string, module: string, action: 'replace' | 'get' | 'delete') => `${kind}.${module}_module.${action}`;
+/** The operation id of a detach route of a kind: `reserved_domain.delete_certificate`. */
+export const detachOperationId = (kind: string, part: string) => `${kind}.delete_${part}`;
+
 export interface ResourceSchemas {
   resource: TObject;
   create: TObject;
@@ -150,8 +157,9 @@ export interface ResourceDefinition<T extends ResourceTable, S extends ResourceS
   /**
    * The columns of a new row from the create body. Runs before the transaction: slow or
    * non-database work (key generation, hashing, signing) belongs here; `db` reads the account.
+   * Absent only for a kind without `create` (audit events, which the core writes itself).
    */
-  prepare(ctx: RequestContext, body: CreateBody<S>, db: ScopedDb): Promise<Prepared<RowOf<T>>> | Prepared<RowOf<T>>;
+  prepare?(ctx: RequestContext, body: CreateBody<S>, db: ScopedDb): Promise<Prepared<RowOf<T>>> | Prepared<RowOf<T>>;
   /** Columns to change from a PATCH body; by default every non-null body field that is not a link. */
   patch?(ctx: RequestContext, body: UpdateBody<S>, current: RowOf<T>): Partial<RowOf<T>>;
   /** The API shape of a row; `uri` is added by the core. */

@@ -2,7 +2,8 @@
 // delete with every convention of the API: account-scoped queries, one transaction per mutation,
 // pagination by position, "PATCH changes only what is present", references checked in the
 // transaction, referrers refused or removed on delete, 404 for ids of other accounts and wrong
-// prefixes, and one authorization decision per operation.
+// prefixes, one authorization decision per operation, and an audit event per mutation in its
+// transaction.
 import type { Static } from '@sinclair/typebox';
 import type { RequestContext } from '../core/context.js';
 import { errors } from '../core/errors.js';
@@ -10,8 +11,12 @@ import { hasPrefix, newId } from '../core/ids.js';
 import { rfc3339 } from '../core/time.js';
 import { ScopedDb, scopedReader, type Lock, type RowOf } from '../db/scoped.js';
 import { ForeignKeyViolation, read, UniqueViolation, withTx, type Executor, type Store } from '../db/store.js';
+import { recordAuditEvent } from './audit.js';
 import {
+  detachOperationId,
   isWrite,
+  moduleOperationId,
+  operationId,
   type AnyDefinition,
   type LinkField,
   type LinkItem,
@@ -221,13 +226,22 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
   };
 
   /**
+   * The audit event of a mutation that went through, in its transaction, before the kind's
+   * afterWrite (src/crud/audit.ts): every operation of every kind and module is recorded here.
+   */
+  const audit = (db: ScopedDb, ctx: RequestContext, operation: string, row: Row) =>
+    recordAuditEvent(db, ctx, { operation, resourceId: row.id, parentId: d.parent ? (row[d.parent.column] as string) : undefined });
+
+  /**
    * A change of the owner that is not a PATCH (a detach, a module PUT or DELETE), as one
-   * transaction: the row locked, the change authorized as an update, `work` done, then the
-   * kind's afterWrite and afterCommit. `work` returns undefined when it changed nothing.
+   * transaction: the row locked, the change authorized as an update, `work` done and audited as
+   * `operation` (even when it changed nothing), then the kind's afterWrite and afterCommit.
+   * `work` returns undefined when it changed nothing.
    */
   const changeOwner = async (
     ctx: RequestContext,
     path: PathIds,
+    operation: string,
     body: Record<string, unknown> | undefined,
     work: (db: ScopedDb, current: Row) => Promise<Row | undefined>,
   ): Promise<void> => {
@@ -238,6 +252,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
         const current = await load(db, path, true);
         await authorize(ctx, 'update', { row: current, body }, db);
         const row = await work(db, current);
+        await audit(db, ctx, operation, current);
         if (!row) return current;
         await d.hooks?.afterWrite?.(db, ctx, row, 'update');
         return row;
@@ -295,6 +310,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
     definition: d,
 
     async create(ctx, body, path = {}) {
+      if (!d.prepare) throw new Error(`${d.kind} has no create`);
       const bodyObject = body as Record<string, unknown>;
       const parsed = parseLinks(bodyObject);
       const parsedModules = await parseModules(ctx, bodyObject);
@@ -320,6 +336,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
           await db.insert(table, columns as never);
           await writeLinkFields(db, row.id, parsed);
           await writeModules(db, row, parsedModules, new Map());
+          await audit(db, ctx, operationId(d.kind, 'create'), row);
           await d.hooks?.afterWrite?.(db, ctx, row, 'create', bodyObject);
           return (await expand(db, [row]))[0]!;
         });
@@ -392,6 +409,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
           await db.update(table, { id: current.id } as never, changes as never);
           await writeLinkFields(db, row.id, parsed);
           if (parsedModules.length > 0) await writeModules(db, row, parsedModules, await storedModules(db, row.id));
+          await audit(db, ctx, operationId(d.kind, 'update'), row);
           await d.hooks?.afterWrite?.(db, ctx, row, 'update', fields);
           return (await expand(db, [row]))[0]!;
         });
@@ -405,7 +423,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
     async detach(ctx, path, part) {
       const take = d.detach?.[part];
       if (!take) throw new Error(`${d.kind} has no part ${part} to detach`);
-      await changeOwner(ctx, path, undefined, async (db, current) => {
+      await changeOwner(ctx, path, detachOperationId(d.kind, part), undefined, async (db, current) => {
         const changes = take(current, ctx) as Partial<Row>;
         if (Object.keys(changes).length === 0) return undefined;
         await d.hooks?.beforeUpdate?.(db, ctx, current, changes);
@@ -429,7 +447,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
     async putModule(ctx, path, name, body) {
       const m = moduleOf(name);
       const parsed = [await parseModule(m, body, ctx)];
-      await changeOwner(ctx, path, { [name]: body }, async (db, current) => {
+      await changeOwner(ctx, path, moduleOperationId(d.kind, name, 'replace'), { [name]: body }, async (db, current) => {
         await writeModules(db, current, parsed, await storedModules(db, current.id));
         return current;
       });
@@ -438,7 +456,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
 
     async deleteModule(ctx, path, name) {
       moduleOf(name);
-      await changeOwner(ctx, path, undefined, async (db, current) => {
+      await changeOwner(ctx, path, moduleOperationId(d.kind, name, 'delete'), undefined, async (db, current) => {
         // What stays must still hold together (removing TLS termination under mutual TLS).
         checkConflicts(await storedModules(db, current.id, name));
         await writeModule(db, current.id, name, undefined);
@@ -459,6 +477,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
           for (const name of linkNames) await writeLinks(db, links[name]!, current.id, []);
           if (modules.length > 0) await removeModules(db, current.id);
           await db.delete(table, { id: current.id } as never);
+          await audit(db, ctx, operationId(d.kind, 'delete'), current);
           await d.hooks?.afterWrite?.(db, ctx, current, 'delete');
           return current;
         });

@@ -4,7 +4,7 @@ import { Type, type Static, type TObject } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { EmptyBody, ID_MAX_LENGTH, ListEnvelope, ListQuery, NoQuery, VALIDATED_BY_HANDLER, errorResponses } from '../core/schema.js';
-import { ALL_OPERATIONS } from './definition.js';
+import { ALL_OPERATIONS, detachOperationId, moduleOperationId, operationId } from './definition.js';
 import { errors } from '../core/errors.js';
 import { moduleBody } from './module-body.js';
 import type { PathIds, Resource, ResourceSchemas } from './resource.js';
@@ -61,7 +61,7 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
   if (operations.has('create')) {
     app.post(d.path, {
       schema: {
-        operationId: `${d.kind}.create`,
+        operationId: operationId(d.kind, 'create'),
         tags,
         summary: `Create ${withArticle(d.title)}`,
         params: params.collection,
@@ -80,7 +80,7 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
   if (operations.has('list')) {
     app.get(d.path, {
       schema: {
-        operationId: `${d.kind}.list`,
+        operationId: operationId(d.kind, 'list'),
         tags,
         summary: `List ${d.title}s, newest first`,
         params: params.collection,
@@ -94,7 +94,7 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
   if (operations.has('get')) {
     app.get(itemPath, {
       schema: {
-        operationId: `${d.kind}.get`,
+        operationId: operationId(d.kind, 'get'),
         tags,
         summary: `Get ${withArticle(d.title)}`,
         params: params.item,
@@ -108,7 +108,7 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
   if (operations.has('update')) {
     app.patch(itemPath, {
       schema: {
-        operationId: `${d.kind}.update`,
+        operationId: operationId(d.kind, 'update'),
         tags,
         summary: `Update ${withArticle(d.title)}`,
         params: params.item,
@@ -128,7 +128,7 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
     const moduleIds = (p: Record<string, string>) => ({ id: p.id ?? '', ...(parentParam && { edge_id: p[parentParam] }) });
     app.put(modulePath, {
       schema: {
-        operationId: `${d.kind}.${m.name}_module.replace`,
+        operationId: moduleOperationId(d.kind, m.name, 'replace'),
         tags,
         summary: `Replace the ${m.title} module of ${withArticle(d.title)}`,
         description: 'The body is the module itself, or `{"id", "module"}` as the official TypeScript client wraps it.',
@@ -143,7 +143,7 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
     });
     app.get(modulePath, {
       schema: {
-        operationId: `${d.kind}.${m.name}_module.get`,
+        operationId: moduleOperationId(d.kind, m.name, 'get'),
         tags,
         summary: `Get the ${m.title} module of ${withArticle(d.title)}`,
         params: params.item,
@@ -154,7 +154,7 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
     });
     app.delete(modulePath, {
       schema: {
-        operationId: `${d.kind}.${m.name}_module.delete`,
+        operationId: moduleOperationId(d.kind, m.name, 'delete'),
         tags,
         summary: `Delete the ${m.title} module of ${withArticle(d.title)}`,
         params: params.item,
@@ -172,7 +172,7 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
   for (const part of Object.keys(d.detach ?? {})) {
     app.delete(`${itemPath}/${part}`, {
       schema: {
-        operationId: `${d.kind}.delete_${part}`,
+        operationId: detachOperationId(d.kind, part),
         tags,
         summary: `Detach the ${part.replaceAll('_', ' ')} of ${withArticle(d.title)}`,
         params: params.item,
@@ -190,7 +190,7 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
   if (operations.has('delete')) {
     app.delete(itemPath, {
       schema: {
-        operationId: `${d.kind}.delete`,
+        operationId: operationId(d.kind, 'delete'),
         tags,
         summary: `Delete ${withArticle(d.title)}`,
         params: params.item,

@@ -386,6 +386,23 @@ export interface JobsTable {
   created_at: string;
 }
 
+/** One mutation made over the API (src/crud/audit.ts): who, what and when; never a request body. */
+export interface AuditEventsTable {
+  id: string;
+  account_id: string;
+  created_at: string;
+  /** The operation id as the API names it: `ip_policy.create`, `tcp_edge.backend_module.replace`. */
+  operation: string;
+  /** The resource acted on (the new one's id for a create). */
+  resource_id: string;
+  /** The resource's parent, for a kind under another (an HTTPS edge route's edge); null otherwise. */
+  parent_id: string | null;
+  /** The API key that authenticated the request. */
+  key_id: string;
+  /** The key's owner: a user (usr_…) or a bot user (bot_…). */
+  principal_id: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -423,6 +440,7 @@ export interface Database {
   acme_accounts: AcmeAccountsTable;
   acme_challenges: AcmeChallengesTable;
   idempotency_keys: IdempotencyKeysTable;
+  audit_events: AuditEventsTable;
 }
 
 /** Tables that belong to no account: the service's own (src/db/acme.ts reads and writes them). */

@@ -8,6 +8,7 @@ import type { Store } from '../db/store.js';
 import type { Sealer } from '../lib/crypto/sealer.js';
 import type { KeyAuthenticator } from './api-keys/api-key.auth.js';
 import { apiKeyDefinition } from './api-keys/api-key.resource.js';
+import { auditEventDefinition } from './audit-events/audit-event.resource.js';
 import { failoverBackend, httpResponseBackend, staticBackend, tunnelGroupBackend, weightedBackend } from './backends/backend.resources.js';
 import { botUserDefinition } from './bot-users/bot-user.resource.js';
 import { ipPolicyDefinition } from './ip-policies/ip-policy.resource.js';
@@ -61,6 +62,7 @@ export function resourceDefinitions({ auth, ipGuard, sealer, domains }: Omit<Res
     certificateAuthorities: certificateAuthorityDefinition,
     tlsEdges: tlsEdgeDefinition,
     ...httpsEdgeDefinitions(sealer),
+    auditEvents: auditEventDefinition,
   } satisfies Record<string, AnyDefinition>;
 }
 

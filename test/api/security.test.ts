@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { describeEachStore, type Api, type RequestOptions } from '../helpers/harness.js';
-import { securedResources, type SecuredResource } from '../helpers/secured-resources.js';
+import { readOnlyResources, securedResources, type SecuredResource } from '../helpers/secured-resources.js';
 
 type Call = { name: string; run: (api: Api, o?: RequestOptions) => Promise<{ status: number; json: { error_code?: string } }> };
 
@@ -46,6 +46,7 @@ describeEachStore('security suite', (h) => {
       .sort();
     const covered = securedResources
       .flatMap((r) => [r.path, `${r.path}/{id}`, ...[...(r.parts ?? []), ...Object.keys(r.modules ?? {})].map((part) => `${r.path}/{id}/${part}`)])
+      .concat(readOnlyResources.flatMap((r) => [r.path, `${r.path}/{id}`]))
       .sort();
     assert.deepEqual(routed, covered);
   });
@@ -164,5 +165,41 @@ describeEachStore('security suite', (h) => {
         assert.equal(await count(r, api, base), n);
       });
     }
+  }
+
+  for (const r of readOnlyResources) {
+    const reads = (id: string): Call[] => [
+      { name: 'list', run: (api, o) => api.get(r.path, o) },
+      { name: 'get', run: (api, o) => api.get(`${r.path}/${id}`, o) },
+    ];
+
+    it(`${r.path}: refuses every read without valid credentials or with a missing or wrong version`, async () => {
+      const api = await h().newAccount();
+      const id = await r.item(api);
+      for (const call of reads(id)) {
+        for (const [what, client, code] of [
+          ['no Authorization header', api.withToken(undefined), 'ERR_EP_200'],
+          ['a malformed token', api.withToken('garbage'), 'ERR_EP_202'],
+        ] as const) {
+          const res = await call.run(client);
+          assert.equal(res.status, 401, `${call.name} with ${what}`);
+          assert.equal(res.json.error_code, code, `${call.name} with ${what}`);
+        }
+        assert.equal((await call.run(api, { noVersion: true })).json.error_code, 'ERR_EP_218', call.name);
+        assert.equal((await call.run(api, { headers: { 'Service-Version': '1' } })).json.error_code, 'ERR_EP_217', call.name);
+      }
+    });
+
+    it(`${r.path}: answers another account's id with 404 and lists none of its items`, async () => {
+      const owner = await h().newAccount();
+      const intruder = await h().newAccount();
+      const id = await r.item(owner);
+      const res = await intruder.get(`${r.path}/${id}`);
+      assert.equal(res.status, 404);
+      assert.equal(res.json.error_code, 'ERR_EP_252');
+      const theirs = await intruder.get(r.path);
+      assert.equal(theirs.status, 200);
+      assert.ok(!theirs.text.includes(id), "not in the intruder's list");
+    });
   }
 });

@@ -196,6 +196,27 @@ export const securedResources: SecuredResource[] = [
   },
 ];
 
+/** A kind the API only reads (its list and its items): its items are made by other requests. */
+export interface ReadOnlyResource {
+  path: string;
+  /** Makes an item in the account of `api` and gives its id. */
+  item(api: Api): Promise<string>;
+}
+
+/** Every read-only resource route, for the same suite. */
+export const readOnlyResources: ReadOnlyResource[] = [
+  {
+    path: '/audit_events',
+    // Every mutation records one.
+    item: async (api) => {
+      await newPolicy(api);
+      const res = await api.get('/audit_events?limit=1');
+      if (res.status !== 200) throw new Error(`could not list audit events: ${res.text}`);
+      return res.json.audit_events[0].id;
+    },
+  },
+];
+
 async function newHttpsEdge(api: Api): Promise<string> {
   const res = await api.post('/edges/https', { description: 'parent of routes' });
   if (res.status !== 201) throw new Error(`could not create an HTTPS edge: ${res.text}`);

@@ -15,6 +15,7 @@ import { httpsEdges } from './0011-https-edges.js';
 import { jobs } from './0012-jobs.js';
 import { certificateAutomation } from './0013-certificate-automation.js';
 import { idempotencyKeys } from './0014-idempotency-keys.js';
+import { auditEvents } from './0015-audit-events.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -34,6 +35,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0012-jobs': jobs(dialect),
         '0013-certificate-automation': certificateAutomation(dialect),
         '0014-idempotency-keys': idempotencyKeys(dialect),
+        '0015-audit-events': auditEvents(dialect),
       };
     },
   };
