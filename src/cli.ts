@@ -2,10 +2,12 @@
 // edgeplane <command>: the operator's one entry. Each command is a row of COMMANDS with its
 // own help; arguments are parsed by node:util's parseArgs.
 import fs from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import closeWithGrace from 'close-with-grace';
 import { ConfigError, loadConfig, readSettings, SETTINGS, type Config, type RawSettings, type SettingName } from './config.js';
 import { systemClock } from './core/time.js';
+import { backupStore, BackupError, type BackupProgress, type BackupResult } from './db/backup.js';
 import { openMigrated, type Store } from './db/store.js';
 import { StoreStartError } from './db/store-problems.js';
 import { managedCertificates, statusLine } from './modules/certificate-management/certificate-report.js';
@@ -34,6 +36,8 @@ interface Invocation {
   values: Partial<Record<Option, string | boolean>>;
   settings: RawSettings;
   json: boolean;
+  /** The positional arguments after the command's words, one per name in its `arguments`. */
+  arguments: string[];
 }
 
 interface Command {
@@ -45,6 +49,8 @@ interface Command {
   /** More lines for its --help. */
   details?: string;
   options: readonly Option[];
+  /** The names of the positional arguments it takes after its words, e.g. `FILE`. */
+  arguments?: readonly string[];
   /** Whether it may create a new, empty SQLite store; the others need one that exists. */
   createsStore?: true;
   run(invocation: Invocation): Promise<void>;
@@ -95,6 +101,36 @@ async function withStore<T>(invocation: Invocation, command: Command, work: (acc
   }
 }
 
+/** Progress on stderr, once a copy has taken more than a second, at most once a second. */
+function progressReporter(): (progress: BackupProgress) => void {
+  const started = Date.now();
+  let shown = 0;
+  return ({ totalPages, remainingPages }) => {
+    const now = Date.now();
+    const done = remainingPages === 0;
+    if (now - started < 1_000 || (!done && now - shown < 1_000) || (done && shown === 0)) return;
+    shown = now;
+    const percent = totalPages ? Math.floor((100 * (totalPages - remainingPages)) / totalPages) : 100;
+    const line = `backup: ${percent}% (${totalPages - remainingPages} of ${totalPages} pages)`;
+    if (process.stderr.isTTY) process.stderr.write(`\r${line}${done ? '\n' : ''}`);
+    else process.stderr.write(line + '\n');
+  };
+}
+
+function backupJson(result: BackupResult) {
+  const { source, target, pages, pageSize, bytes, migrations } = result;
+  return { source, target, pages, page_size: pageSize, bytes, integrity: 'ok', migrations };
+}
+
+function backupSummary(result: BackupResult, settings: Config): string {
+  const last = result.migrations.at(-1);
+  return [
+    `backed up ${result.source} to ${result.target}: ${result.pages} pages, ${result.bytes} bytes; integrity_check and quick_check: ok`,
+    last ? `schema: ${result.migrations.length} migrations recorded, the last ${last}` : 'schema: no migrations recorded in the copy',
+    `the master key is not in the copy: keep ${settings.masterKey ? 'EDGEPLANE_MASTER_KEY' : path.join(settings.dataDir, 'master.key')} apart from it`,
+  ].join('\n');
+}
+
 const COMMANDS: readonly Command[] = [
   {
     words: 'serve',
@@ -123,6 +159,24 @@ const COMMANDS: readonly Command[] = [
       const { store, applied } = await openMigrated(config(invocation));
       await store.close();
       out(applied.length ? `applied: ${applied.join(', ')}` : 'already up to date');
+    },
+  },
+  {
+    words: 'backup',
+    arguments: ['FILE'],
+    synopsis: 'FILE [--json]',
+    summary: 'make an online, consistent copy of the SQLite store while the server runs',
+    details:
+      'The copy is the store as it was at one moment; the server goes on serving and writing meanwhile.\n' +
+      'FILE must not exist: it appears only once the copy is complete and has passed its integrity check.\n' +
+      'The master key is not in the copy: back it up apart (docs/operations.md, "Backups", says how to restore).\n' +
+      'A PostgreSQL store is refused: use pg_dump.',
+    options: ['json'],
+    async run(invocation) {
+      const target = path.resolve(invocation.arguments[0]!);
+      const settings = config(invocation);
+      const result = await backupStore(settings.database, target, progressReporter());
+      out(invocation.json ? JSON.stringify(backupJson(result)) : backupSummary(result, settings));
     },
   },
   {
@@ -276,6 +330,27 @@ function settingsFrom(values: Record<string, unknown>): RawSettings {
   return settings;
 }
 
+/**
+ * The command named by the positionals: its words exactly, or, for a command that takes
+ * arguments, its words followed by anything (checked by commandArguments).
+ */
+function findCommand(positionals: string[]): Command | undefined {
+  return COMMANDS.find((c) => {
+    const count = c.words.split(' ').length;
+    return positionals.slice(0, count).join(' ') === c.words && (positionals.length === count || c.arguments !== undefined);
+  });
+}
+
+/** The positionals after the command's words: exactly one per argument it names. */
+function commandArguments(command: Command, positionals: string[]): string[] {
+  const given = positionals.slice(command.words.split(' ').length);
+  const names = command.arguments ?? [];
+  if (given.length < names.length) throw new UsageError(`'${command.words}' needs ${names.slice(given.length).join(' ')}`);
+  if (given.length > names.length)
+    throw new UsageError(`'${command.words}' takes ${names.length ? names.join(' ') : 'no argument'}, not also '${given[names.length]}'`);
+  return given;
+}
+
 /** Runs the command line; resolves with the exit code when the process should exit (serve resolves undefined and keeps running). */
 async function run(argv: string[]): Promise<number | undefined> {
   const { values, positionals } = parseArgs({
@@ -300,7 +375,7 @@ async function run(argv: string[]): Promise<number | undefined> {
     process.stderr.write(USAGE);
     return EXIT.usage;
   }
-  const command = COMMANDS.find((c) => c.words === words);
+  const command = findCommand(positionals);
   if (!command) {
     // A group alone (`edgeplane accounts`) or with --help lists its commands.
     const group = COMMANDS.filter((c) => c.words.split(' ')[0] === positionals[0]);
@@ -322,7 +397,8 @@ async function run(argv: string[]): Promise<number | undefined> {
   current = command;
   const stray = (Object.keys(OPTIONS) as Option[]).find((o) => given[o] !== undefined && !command.options.includes(o));
   if (stray) throw new UsageError(`'${command.words}' takes no --${stray}`);
-  await command.run({ values: given, settings: settingsFrom(given), json: given.json === true });
+  const args = commandArguments(command, positionals);
+  await command.run({ values: given, settings: settingsFrom(given), json: given.json === true, arguments: args });
   return command.words === 'serve' ? undefined : 0;
 }
 
@@ -343,7 +419,7 @@ run(process.argv.slice(2)).then(
       process.stderr.write(`edgeplane: ${error.message}\n`);
       process.exit(EXIT.conflict);
     }
-    if (error instanceof ConfigError || error instanceof InputError || error instanceof StoreStartError) {
+    if (error instanceof ConfigError || error instanceof InputError || error instanceof StoreStartError || error instanceof BackupError) {
       process.stderr.write(`edgeplane: ${error.message}\n`);
       process.exit(EXIT.usage);
     }
