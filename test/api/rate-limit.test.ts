@@ -3,10 +3,10 @@
 // does not depend on the store, so these run on SQLite only.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import { after, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { startHarness, type Api, type Harness, type HarnessOptions } from '../helpers/harness.js';
+import { freePort } from '../helpers/ports.js';
 
 const REDIS_URL = process.env.EDGEPLANE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -31,14 +31,6 @@ async function statuses(api: Api, n: number, concurrency = 1): Promise<number[]>
 }
 
 const count = (list: number[], status: number) => list.filter((s) => s === status).length;
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** Whether a Redis at `url` answers PING. */
 async function answers(url: string): Promise<boolean> {

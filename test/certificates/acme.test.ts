@@ -15,6 +15,7 @@ import { startServer, type Server } from '../../src/main.js';
 import { freshStore, storeKinds, type StoreKind } from '../helpers/harness.js';
 import { pebbleAvailable, startPebble, type Pebble } from '../helpers/pebble.js';
 import { startTestDns, type TestDns } from '../helpers/test-dns.js';
+import { freePort } from '../helpers/ports.js';
 
 const ZONES = {
   serviceDomains: 'svc.edgeplane.test',
@@ -23,15 +24,6 @@ const ZONES = {
   agentIngressNameservers: 'ns1.edgeplane.test,ns2.edgeplane.test',
   regions: 'us,eu',
 };
-
-/** A port free on loopback now (for listeners that must be known before they start). */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- API bodies, read field by field
 

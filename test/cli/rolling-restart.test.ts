@@ -8,23 +8,15 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
+import { freePort } from '../helpers/ports.js';
 
 const pgUrl = process.env.EDGEPLANE_TEST_DATABASE_URL;
 const root = path.resolve(import.meta.dirname, '../..');
 const cli = [process.execPath, '--import', 'tsx', path.join(root, 'src/cli.ts')];
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 interface Instance {
   port: number;

@@ -2,9 +2,9 @@
 // log in with them. Everything lives in a temporary directory and on loopback.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from './ports.js';
 
 export function tempDir(prefix = 'edgeplane-ssh-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -72,17 +72,6 @@ export function inspect(certificate: string): Inspected {
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
 }
 
 export interface Sshd {

@@ -10,6 +10,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { makeChain } from './certs.js';
+import { freePort } from './ports.js';
 
 export interface PebbleOptions {
   /** host:port of the DNS server Pebble resolves through (`-dnsserver`). */
@@ -87,18 +88,6 @@ export function httpsGet(url: string, ca: string): Promise<HttpsResponse> {
     });
     request.on('timeout', () => request.destroy(new Error(`GET ${url} timed out`)));
     request.on('error', reject);
-  });
-}
-
-/** A port on 127.0.0.1 that was free a moment ago. */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
   });
 }
 
