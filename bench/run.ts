@@ -230,7 +230,7 @@ function resultLine(name: string, r: LoadResult): string {
 // ---------------------------------------------------------------------------------------------
 // Scenarios and results
 
-type RowKey = 'a' | 'b' | 'b2small' | 'b2big' | 'c' | 'd' | 'e';
+type RowKey = 'a' | 'b' | 'b2small' | 'b2big' | 'c' | 'd' | 'e' | 'f';
 
 interface RowResult {
   rate: number;
@@ -258,6 +258,7 @@ function rowSpecs(settings: Settings): RowSpec[] {
     { key: 'c', label: 'c. POST /api_keys', versus: 'bare', target: 0.25 },
     { key: 'd', label: `d. GET /api_keys/{id}, ${formatInt(RESTRICTION_RULES)}-rule IP restriction`, versus: 'a', target: 0.9 },
     { key: 'e', label: 'e. POST /ssh_user_certificates (certs/s)', versus: 'bare signing loop' },
+    { key: 'f', label: 'f. GET /api_keys/{id}, two instances of one store, a load on each (summed)', versus: 'bare' },
   ];
 }
 
@@ -336,6 +337,31 @@ async function benchStore(kind: StoreKind, tool: LoadTool, bare: BareServer, set
         if (!a) throw new Error('no rate for scenario a to compare with');
         console.log(`    versus a: ${(d.edgeplane.rate / a.edgeplane.rate).toFixed(2)} (target ≥ 0.90)`);
         run.rows.set('d', row(d.edgeplane.rate, d.edgeplane.rate / a.edgeplane.rate, d.edgeplane, d.bare, a.edgeplane));
+      });
+    }
+
+    // f. a, served by two instances of the one store at once, as behind a balancer: a load on
+    // each (so twice the connections), the rates summed
+    if (a) {
+      await attempt(specs.get('f')!.label, async () => {
+        running('f', 'both instances at once');
+        const second = await h.secondInstance();
+        try {
+          const request = { method: 'GET' as const, path: `/api_keys/${keyId}`, expectedStatus: 200 };
+          const targets = [target(h.baseUrl, token, request), target(second.baseUrl, token, request)];
+          await responseBytes(targets[1]!, 200);
+          await Promise.all(targets.map((t) => tool.run(t, WARMUP_SECONDS)));
+          checkInterrupted();
+          const [one, two] = await Promise.all(targets.map((t) => tool.run(t, settings.seconds)));
+          const rate = one!.rate + two!.rate;
+          console.log(
+            `    ${resultLine('instance 1', one!)}   ${resultLine('instance 2', two!)}   together ${formatInt(rate)} req/s: ` +
+              `ratio to bare ${(rate / a.bare.rate).toFixed(2)}, to one instance (a) ${(rate / a.edgeplane.rate).toFixed(2)}`,
+          );
+          run.rows.set('f', row(rate, rate / a.bare.rate, one!, two!));
+        } finally {
+          await second.close();
+        }
       });
     }
 
