@@ -6,7 +6,8 @@
 // mid-job leaves a row that another claims once the lease has run out. Completing or failing is
 // fenced by the claim (the row's id, its owner and its attempt number), so a runner whose lease
 // ran out, or whose job was replaced by a new enqueue, changes nothing.
-import type { JobsTable } from './schema.js';
+import type { ExpressionBuilder, Transaction } from 'kysely';
+import type { Database, JobsTable } from './schema.js';
 import { ScopedDb } from './scoped.js';
 import { withTx, type Store } from './store.js';
 
@@ -69,34 +70,46 @@ export async function claimJobs(store: Store, options: ClaimOptions): Promise<Jo
   return claimed.sort((a, b) => (a.run_at < b.run_at ? -1 : a.run_at > b.run_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
+/** The claim `owner` took of `job` (its id, owner and attempt number): what every outcome is fenced by. */
+const claimHeld = (job: Job, owner: string) => (eb: ExpressionBuilder<Database, 'jobs'>) =>
+  eb.and([eb('id', '=', job.id), eb('lease_owner', '=', owner), eb('attempts', '=', job.attempts)]);
+
+/**
+ * In one transaction: `end` changes the job's row under the claim fence and says how many rows
+ * it changed; only if one, `write` runs with a ScopedDb of the job's account. Says whether the
+ * claim held.
+ */
+function endRun(store: Store, job: Job, end: (trx: Transaction<Database>) => Promise<bigint>, write?: JobWrite): Promise<boolean> {
+  return withTx(store, async (trx) => {
+    if (Number(await end(trx)) === 0) return false;
+    await write?.(new ScopedDb(trx, { accountId: job.account_id }, store.dialect));
+    return true;
+  });
+}
+
 /**
  * Ends this run of the job if `owner` still holds this claim of it, with `write` in the same
  * transaction: deletes it, or, given `rerunAt`, makes it due again then as a fresh job (no
  * attempts, no error), which is how a job schedules its own next run (a renewal). Says whether
  * the claim held; when it did not, nothing is written.
  */
-export async function completeJob(store: Store, job: Job, owner: string, outcome: { rerunAt?: Date; write?: JobWrite } = {}): Promise<boolean> {
-  return withTx(store, async (trx) => {
-    const ended = outcome.rerunAt
-      ? await trx
-          .updateTable('jobs')
-          .set({ run_at: outcome.rerunAt.toISOString(), attempts: 0, last_error: null, lease_owner: null, lease_until: null })
-          .where('id', '=', job.id)
-          .where('lease_owner', '=', owner)
-          .where('attempts', '=', job.attempts)
-          .executeTakeFirst()
-          .then((r) => Number(r.numUpdatedRows))
-      : await trx
-          .deleteFrom('jobs')
-          .where('id', '=', job.id)
-          .where('lease_owner', '=', owner)
-          .where('attempts', '=', job.attempts)
-          .executeTakeFirst()
-          .then((r) => Number(r.numDeletedRows));
-    if (ended === 0) return false;
-    await outcome.write?.(new ScopedDb(trx, { accountId: job.account_id }, store.dialect));
-    return true;
-  });
+export function completeJob(store: Store, job: Job, owner: string, outcome: { rerunAt?: Date; write?: JobWrite } = {}): Promise<boolean> {
+  const { rerunAt, write } = outcome;
+  return endRun(
+    store,
+    job,
+    async (trx) =>
+      rerunAt
+        ? (
+            await trx
+              .updateTable('jobs')
+              .set({ run_at: rerunAt.toISOString(), attempts: 0, last_error: null, lease_owner: null, lease_until: null })
+              .where(claimHeld(job, owner))
+              .executeTakeFirst()
+          ).numUpdatedRows
+        : (await trx.deleteFrom('jobs').where(claimHeld(job, owner)).executeTakeFirst()).numDeletedRows,
+    write,
+  );
 }
 
 /**
@@ -104,17 +117,18 @@ export async function completeJob(store: Store, job: Job, owner: string, outcome
  * made safe to store: no secrets), with `write` in the same transaction, if `owner` still holds
  * this claim of it; says whether it did.
  */
-export async function failJob(store: Store, job: Job, owner: string, failure: { error: string; retryAt: Date; write?: JobWrite }): Promise<boolean> {
-  return withTx(store, async (trx) => {
-    const result = await trx
-      .updateTable('jobs')
-      .set({ run_at: failure.retryAt.toISOString(), last_error: truncateError(failure.error), lease_owner: null, lease_until: null })
-      .where('id', '=', job.id)
-      .where('lease_owner', '=', owner)
-      .where('attempts', '=', job.attempts)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) return false;
-    await failure.write?.(new ScopedDb(trx, { accountId: job.account_id }, store.dialect));
-    return true;
-  });
+export function failJob(store: Store, job: Job, owner: string, failure: { error: string; retryAt: Date; write?: JobWrite }): Promise<boolean> {
+  return endRun(
+    store,
+    job,
+    async (trx) =>
+      (
+        await trx
+          .updateTable('jobs')
+          .set({ run_at: failure.retryAt.toISOString(), last_error: truncateError(failure.error), lease_owner: null, lease_until: null })
+          .where(claimHeld(job, owner))
+          .executeTakeFirst()
+      ).numUpdatedRows,
+    failure.write,
+  );
 }

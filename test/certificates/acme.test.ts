@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { startServer, type Server } from '../../src/main.js';
-import { freshStore, storeKinds, type StoreKind } from '../helpers/harness.js';
+import { freshStore, freshStoreUrl, storeKinds, type StoreKind } from '../helpers/harness.js';
 import { pebbleAvailable, startPebble, type Pebble } from '../helpers/pebble.js';
 import { startTestDns, type TestDns } from '../helpers/test-dns.js';
 import { freePort } from '../helpers/ports.js';
@@ -51,10 +51,7 @@ async function startWorld(kind: StoreKind, options: { validitySeconds?: number; 
   dns.set(`*.${ZONES.cnameZone}`, 'A', ['127.0.0.1']);
   dns.delegate(ZONES.acmeChallengeZone, `127.0.0.1:${dnsPort}`);
   const store = await freshStore(kind);
-  const databaseUrl =
-    store.database.kind === 'sqlite'
-      ? `sqlite:${store.database.file}`
-      : `${store.database.url}${store.database.url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${store.schema}`)}`;
+  const databaseUrl = freshStoreUrl(store);
   const config = loadConfig({
     dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'edgeplane-acme-')),
     databaseUrl,

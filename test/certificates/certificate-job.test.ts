@@ -14,6 +14,7 @@ import { JobRunner } from '../../src/jobs/runner.js';
 import { createResolver } from '../../src/lib/dns/resolver.js';
 import { AcmeOrders, type OrderRequest } from '../../src/modules/certificate-management/acme-orders.js';
 import { certificateJob } from '../../src/modules/certificate-management/certificate-job.js';
+import { waitFor } from '../helpers/assertions.js';
 import { makeChain } from '../helpers/certs.js';
 import { describeEachStore, type Api, type Harness } from '../helpers/harness.js';
 import { startTestDns, type TestDns } from '../helpers/test-dns.js';
@@ -42,13 +43,8 @@ function fakeOrders() {
   return orders;
 }
 
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+/** Orders and API reads take longer than the default wait allows for. */
+const SLOW = { timeoutMs: 15_000, pollMs: 50 };
 
 describeEachStore('certificate job faults', (h: () => Harness) => {
   let dns: TestDns;
@@ -93,10 +89,10 @@ describeEachStore('certificate job faults', (h: () => Harness) => {
     const r = runner(orders);
     r.start();
     try {
-      await waitFor('the order to start', async () => orders.started === 1);
+      await waitFor('the order to start', async () => orders.started === 1, SLOW);
       assert.equal((await api.delete(domain.path)).status, 204);
       orders.release();
-      await waitFor('the order to end', async () => orders.count === 1);
+      await waitFor('the order to end', async () => orders.count === 1, SLOW);
       await r.stop();
       assert.equal((await certificates()).length, before, 'nothing stored for a deleted domain');
       assert.equal((await jobsOf(domain.id)).length, 0);
@@ -115,7 +111,7 @@ describeEachStore('certificate job faults', (h: () => Harness) => {
     const r = runner(orders);
     r.start();
     try {
-      await waitFor('the certificate', async () => (await api.get(domain.path)).json.certificate !== null);
+      await waitFor('the certificate', async () => (await api.get(domain.path)).json.certificate !== null, SLOW);
     } finally {
       await r.stop();
     }

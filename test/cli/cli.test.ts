@@ -11,6 +11,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { startServer } from '../../src/main.js';
+import { schemaUrl } from '../helpers/harness.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const cli = [process.execPath, '--import', 'tsx', path.join(root, 'src/cli.ts')];
@@ -243,7 +244,7 @@ describe('edgeplane CLI', () => {
       await admin.connect();
       await admin.query(`create schema ${schema}`);
       try {
-        const scoped = `${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+        const scoped = schemaUrl(url, schema);
         const first = run(['migrate'], { EDGEPLANE_DATABASE_URL: scoped });
         assert.equal(first.code, 0, first.stderr);
         assert.match(first.stdout, /applied: 0001-foundation/);

@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
+import { schemaUrl } from '../helpers/harness.js';
 import { freePort } from '../helpers/ports.js';
 
 const pgUrl = process.env.EDGEPLANE_TEST_DATABASE_URL;
@@ -26,7 +27,7 @@ interface Instance {
 
 describe('rolling restart of two instances under load', { skip: !pgUrl && 'EDGEPLANE_TEST_DATABASE_URL is not set (instances share PostgreSQL)' }, () => {
   const schema = `ep_roll_${randomBytes(5).toString('hex')}`;
-  const databaseUrl = `${pgUrl}${pgUrl?.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  const databaseUrl = schemaUrl(pgUrl ?? '', schema);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'edgeplane-roll-'));
   const env = {
     ...process.env,

@@ -39,3 +39,16 @@ export function throwsApiError(fn: () => unknown, code: number): ApiError {
   assert.equal(caught.errorCode, `ERR_EP_${code}`);
   return caught;
 }
+
+/** Polls `check` every `pollMs` until it holds; fails naming `what` once `timeoutMs` have passed. */
+export async function waitFor(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  { timeoutMs = 10_000, pollMs = 10 }: { timeoutMs?: number; pollMs?: number } = {},
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+}

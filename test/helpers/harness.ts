@@ -22,6 +22,16 @@ export function storeKinds(): StoreKind[] {
   return process.env.EDGEPLANE_TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
 }
 
+/** A PostgreSQL URL whose sessions work in `schema` (as EDGEPLANE_DATABASE_URL takes it: for a CLI or a server process). */
+export function schemaUrl(url: string, schema: string): string {
+  return `${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+}
+
+/** The EDGEPLANE_DATABASE_URL of a fresh store (PostgreSQL: with its schema). */
+export function freshStoreUrl(fresh: { database: Config['database']; schema?: string }): string {
+  return fresh.database.kind === 'sqlite' ? `sqlite:${fresh.database.file}` : schemaUrl(fresh.database.url, fresh.schema!);
+}
+
 /** A fresh, empty, migrated store, and how to throw it away. */
 export async function freshStore(
   kind: StoreKind,
@@ -241,10 +251,7 @@ export async function startHarness(kind: StoreKind, options: HarnessOptions = {}
   const fresh = await freshStore(kind, options.databaseTimeouts);
   const logs: Record<string, unknown>[] = [];
   const { app, deps, config } = await serveApp(fresh.store, fresh.database, options, logs);
-  const databaseUrl =
-    fresh.database.kind === 'sqlite'
-      ? `sqlite:${fresh.database.file}`
-      : `${fresh.database.url}${fresh.database.url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${fresh.schema}`)}`;
+  const databaseUrl = freshStoreUrl(fresh);
   const harness: Harness = {
     kind,
     app,

@@ -15,6 +15,7 @@ import { scopedTx, type ScopedDb } from '../../src/db/scoped.js';
 import { openStore, type Scope, type Store } from '../../src/db/store.js';
 import { cancelJobs, enqueueJob } from '../../src/jobs/queue.js';
 import { backoffDelay, DEFAULT_BACKOFF, defineJob, JobRunner, type JobDefinition } from '../../src/jobs/runner.js';
+import { waitFor } from '../helpers/assertions.js';
 import { freshStore, storeKinds } from '../helpers/harness.js';
 
 type Fresh = Awaited<ReturnType<typeof freshStore>>;
@@ -29,15 +30,6 @@ function capturedLog() {
     },
   });
   return { lines, log: pino({ level: 'debug' }, sink) };
-}
-
-/** Polls `check` until it holds; fails with `what` past the deadline. */
-async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 /** A promise to hold a handler on, and its release. */
@@ -303,7 +295,7 @@ for (const storeKind of storeKinds()) {
       );
       try {
         for (const runner of runners) runner.start();
-        await waitFor('every job to be done', async () => (await rows(store, kind)).length === 0, 60_000);
+        await waitFor('every job to be done', async () => (await rows(store, kind)).length === 0, { timeoutMs: 60_000 });
       } finally {
         await Promise.all(runners.map((r) => r.stop()));
         await other.close();
