@@ -31,6 +31,11 @@ export interface LoadTool {
   /** The command line's shape, for the header of the report. */
   readonly shape: string;
   run(target: LoadTarget, seconds: number): Promise<LoadResult>;
+  /**
+   * One load of `connections` connections spread evenly over several servers that answer the
+   * same request (as a balancer would spread it), with the rates summed.
+   */
+  spread(targets: LoadTarget[], seconds: number): Promise<LoadResult>;
   /** Kills whatever child is still running and removes temporary files. */
   dispose(): void;
 }
@@ -116,26 +121,45 @@ export function parseWrk(output: string): LoadResult {
 function wrkTool(wrk: string, connections: number): LoadTool {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'edgeplane-bench-'));
   let scripts = 0;
+  const writeScript = (lines: string[]): string => {
+    const script = path.join(tmp, `request-${++scripts}.lua`);
+    fs.writeFileSync(script, [...lines, ''].join('\n'));
+    return script;
+  };
+  /** The request in Lua, for a script (POST, or a spread load). */
+  const requestLua = (target: LoadTarget): string[] => [
+    `wrk.method = ${luaString(target.method)}`,
+    ...(target.body !== undefined ? [`wrk.body = ${luaString(target.body)}`] : []),
+    ...Object.entries(target.headers).map(([name, value]) => `wrk.headers[${luaString(name)}] = ${luaString(value)}`),
+  ];
+  const execute = async (threads: number, seconds: number, extra: string[], url: string): Promise<LoadResult> => {
+    const args = [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--latency', '--timeout', `${REQUEST_TIMEOUT_SECONDS}s`, ...extra, url];
+    return parseWrk(await runChild(wrk, args, seconds * 1000 + CHILD_GRACE_MS));
+  };
   return {
     name: 'wrk',
-    shape: `${wrk} -t1 -c${connections} -d<seconds>s --latency --timeout ${REQUEST_TIMEOUT_SECONDS}s -H '<header>: <value>'… <url>   (POST: -s <temp>.lua setting wrk.method, wrk.body, wrk.headers)`,
+    shape: `${wrk} -t1 -c${connections} -d<seconds>s --latency --timeout ${REQUEST_TIMEOUT_SECONDS}s -H '<header>: <value>'… <url>   (POST: -s <temp>.lua setting wrk.method, wrk.body, wrk.headers; row f: -t<servers> with a setup() giving each thread one server's address)`,
     async run(target, seconds) {
-      const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '--timeout', `${REQUEST_TIMEOUT_SECONDS}s`];
       if (target.method === 'GET' && target.body === undefined) {
-        for (const [name, value] of Object.entries(target.headers)) args.push('-H', `${name}: ${value}`);
-      } else {
-        const lua = [
-          `wrk.method = ${luaString(target.method)}`,
-          ...(target.body !== undefined ? [`wrk.body = ${luaString(target.body)}`] : []),
-          ...Object.entries(target.headers).map(([name, value]) => `wrk.headers[${luaString(name)}] = ${luaString(value)}`),
-          '',
-        ].join('\n');
-        const script = path.join(tmp, `request-${++scripts}.lua`);
-        fs.writeFileSync(script, lua);
-        args.push('-s', script);
+        const headers = Object.entries(target.headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
+        return execute(1, seconds, headers, target.url);
       }
-      args.push(target.url);
-      return parseWrk(await runChild(wrk, args, seconds * 1000 + CHILD_GRACE_MS));
+      return execute(1, seconds, ['-s', writeScript(requestLua(target))], target.url);
+    },
+    async spread(targets, seconds) {
+      // wrk connects each thread to one address, which setup() may set: one thread per server,
+      // the connections split evenly between them by wrk.
+      const addresses = targets.map((t) => new URL(t.url)).map((u) => `wrk.lookup(${luaString(u.hostname)}, ${luaString(u.port)})[1]`);
+      const script = writeScript([
+        ...requestLua(targets[0]!),
+        `local addresses = { ${addresses.join(', ')} }`,
+        'local threads = 0',
+        'function setup(thread)',
+        '  thread.addr = addresses[threads % #addresses + 1]',
+        '  threads = threads + 1',
+        'end',
+      ]);
+      return execute(targets.length, seconds, ['-s', script], targets[0]!.url);
     },
     dispose() {
       killLoadChildren();
@@ -155,29 +179,29 @@ interface AutocannonJson {
 function autocannonTool(connections: number): LoadTool {
   const bin = fileURLToPath(new URL('../node_modules/.bin/autocannon', import.meta.url));
   if (!fs.existsSync(bin)) throw new Error(`neither wrk (on PATH) nor ${bin} was found; install wrk or run npm install`);
+  const execute = async (target: LoadTarget, seconds: number, conns: number): Promise<LoadResult> => {
+    const args = [bin, '-c', String(conns), '-d', String(seconds), '-t', String(REQUEST_TIMEOUT_SECONDS), '--json', '--no-progress', '-m', target.method];
+    for (const [name, value] of Object.entries(target.headers)) args.push('-H', `${name}=${value}`);
+    if (target.body !== undefined) args.push('-b', target.body);
+    args.push(target.url);
+    const out = await runChild(process.execPath, args, seconds * 1000 + CHILD_GRACE_MS);
+    const json = JSON.parse(out.slice(out.indexOf('{'))) as AutocannonJson;
+    return { rate: json.requests.average, p99Ms: json.latency.p99, non2xx: json.non2xx, errors: json.errors + json.timeouts };
+  };
   return {
     name: 'autocannon',
-    shape: `node ${path.relative(process.cwd(), bin)} -c ${connections} -d <seconds> --json --no-progress -m <method> -H '<header>=<value>'… [-b <body>] <url>`,
-    async run(target, seconds) {
-      const args = [
-        bin,
-        '-c',
-        String(connections),
-        '-d',
-        String(seconds),
-        '-t',
-        String(REQUEST_TIMEOUT_SECONDS),
-        '--json',
-        '--no-progress',
-        '-m',
-        target.method,
-      ];
-      for (const [name, value] of Object.entries(target.headers)) args.push('-H', `${name}=${value}`);
-      if (target.body !== undefined) args.push('-b', target.body);
-      args.push(target.url);
-      const out = await runChild(process.execPath, args, seconds * 1000 + CHILD_GRACE_MS);
-      const json = JSON.parse(out.slice(out.indexOf('{'))) as AutocannonJson;
-      return { rate: json.requests.average, p99Ms: json.latency.p99, non2xx: json.non2xx, errors: json.errors + json.timeouts };
+    shape: `node ${path.relative(process.cwd(), bin)} -c ${connections} -d <seconds> --json --no-progress -m <method> -H '<header>=<value>'… [-b <body>] <url>   (row f: one child per server, the connections split between them)`,
+    run: (target, seconds) => execute(target, seconds, connections),
+    async spread(targets, seconds) {
+      // autocannon's CLI loads one URL: one child per server, with the connections split.
+      const share = (i: number) => Math.floor(connections / targets.length) + (i < connections % targets.length ? 1 : 0);
+      const results = await Promise.all(targets.map((t, i) => execute(t, seconds, Math.max(1, share(i)))));
+      return {
+        rate: results.reduce((sum, r) => sum + r.rate, 0),
+        p99Ms: results.every((r) => r.p99Ms !== undefined) ? Math.max(...results.map((r) => r.p99Ms!)) : undefined,
+        non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
+        errors: results.reduce((sum, r) => sum + r.errors, 0),
+      };
     },
     dispose() {
       killLoadChildren();

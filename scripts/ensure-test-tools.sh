@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Run before `npm test`: the SSH tests check certificates with real OpenSSH (ssh-keygen, ssh and
-# sshd) and the ACME tests issue certificates from a real Pebble (pebble, pebble-challtestsrv).
+# sshd), the ACME tests issue certificates from a real Pebble (pebble, pebble-challtestsrv), and
+# the benchmark's load generator is checked with a real wrk.
+# With --bench, run before `npm run bench`: the load generator wrk (without it the benchmark
+# falls back to autocannon, so a missing wrk is only a note).
 # Installs Debian's packages for whatever is missing, with one apt-get update and one install,
 # when this is a Debian machine we may change (root); otherwise says what to install.
 set -euo pipefail
@@ -8,19 +11,30 @@ set -euo pipefail
 has() { command -v "$1" >/dev/null 2>&1; }
 
 missing=()
-if ! has ssh-keygen || ! has ssh; then missing+=(openssh-client); fi
-if [ ! -x /usr/sbin/sshd ]; then missing+=(openssh-server); fi
-if ! has pebble || ! has pebble-challtestsrv; then missing+=(pebble); fi
+if [ "${1:-}" = --bench ]; then
+  purpose="the benchmark's load generator"
+  if ! has wrk; then missing+=(wrk); fi
+else
+  purpose="the SSH certificate, ACME and benchmark tests"
+  if ! has wrk; then missing+=(wrk); fi
+  if ! has ssh-keygen || ! has ssh; then missing+=(openssh-client); fi
+  if [ ! -x /usr/sbin/sshd ]; then missing+=(openssh-server); fi
+  if ! has pebble || ! has pebble-challtestsrv; then missing+=(pebble); fi
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 if [ "$(id -u)" = 0 ] && has apt-get; then
-  echo "installing ${missing[*]} for the SSH certificate and ACME tests" >&2
+  echo "installing ${missing[*]} for $purpose" >&2
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   exit 0
 fi
+if [ "${1:-}" = --bench ]; then
+  echo "wrk is not installed (Debian's package wrk): the benchmark uses autocannon's CLI instead" >&2
+  exit 0
+fi
 echo "The tests need Debian's packages ${missing[*]}: OpenSSH (ssh-keygen, ssh, /usr/sbin/sshd) for the SSH tests" \
-  "and Pebble (pebble, pebble-challtestsrv) for the ACME tests. Install them and run the tests as root." >&2
+  "Pebble (pebble, pebble-challtestsrv) for the ACME tests and wrk for the benchmark's tests. Install them and run the tests as root." >&2
 exit 1
