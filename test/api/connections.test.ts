@@ -116,10 +116,10 @@ function get(token?: string): string {
 }
 
 /** Headers announcing a 100-byte body, and the first 10 bytes of it. */
-function unfinishedPost(token?: string): string {
+function unfinishedPost(token?: string, idempotencyKey?: string): string {
   return (
     `POST /api_keys HTTP/1.1\r\nHost: x\r\nService-Version: 2\r\nContent-Type: application/json\r\nContent-Length: 100\r\n` +
-    `${token ? `Authorization: Bearer ${token}\r\n` : ''}\r\n{"descript`
+    `${token ? `Authorization: Bearer ${token}\r\n` : ''}${idempotencyKey ? `Idempotency-Key: ${idempotencyKey}\r\n` : ''}\r\n{"descript`
   );
 }
 
@@ -176,6 +176,32 @@ for (const kind of storeKinds()) {
       const answers = parseResponses(conn.received);
       assert.equal(answers.length, 1, conn.received);
       assertTimeoutBody(answers[0]!);
+    });
+
+    it('takes 200 requests cut mid-body, half with an Idempotency-Key, without storing anything, and serves the next ones at once', async () => {
+      const base = `http://127.0.0.1:${served.port}`;
+      const headers = { Authorization: `Bearer ${token}`, 'Service-Version': '2', 'Content-Type': 'application/json' };
+      const keyCount = async () => ((await (await fetch(`${base}/api_keys?limit=100`, { headers })).json()) as { keys: unknown[] }).keys.length;
+      const before = await keyCount();
+      const tag = randomBytes(4).toString('hex');
+      for (let batch = 0; batch < 4; batch++) {
+        const cut = await Promise.all(Array.from({ length: 50 }, () => open(served.port)));
+        cut.forEach((conn, i) => conn.socket.write(unfinishedPost(token, i % 2 ? `cut-${tag}-${batch}-${i}` : undefined)));
+        // Long enough for the server to have read the headers and started on the body.
+        await new Promise((r) => setTimeout(r, 50));
+        for (const conn of cut) conn.socket.destroy();
+        await Promise.all(cut.map((conn) => conn.closed));
+      }
+      // A client retrying a cut request with its key is served at once: the cut left no claim behind.
+      const retried = await fetch(`${base}/api_keys`, {
+        method: 'POST',
+        headers: { ...headers, 'Idempotency-Key': `cut-${tag}-3-1` },
+        body: JSON.stringify({ description: 'retried' }),
+        signal: AbortSignal.timeout(3000),
+      });
+      assert.equal(retried.status, 201, await retried.clone().text());
+      assert.equal(retried.headers.get('idempotent-replayed'), null);
+      assert.equal(await keyCount(), before + 1);
     });
 
     it('closes a connection that sends nothing, or only part of its headers, within the headers timeout with a 408', async () => {
