@@ -24,14 +24,14 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY bin ./bin
-RUN mkdir -p /var/lib/edgeplane && chown node:node /var/lib/edgeplane
+RUN mkdir -p /var/lib/edgeplane && chown node:node /var/lib/edgeplane && chmod 700 /var/lib/edgeplane
 USER node
 VOLUME /var/lib/edgeplane
 EXPOSE 8443
 # Ready: the store answers and its migrations are current (GET /readyz). Plain HTTP when
 # EDGEPLANE_TLS=off; the local CA's HTTPS otherwise, whose certificate the probe does not check.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
-  CMD node -e "const s=process.env.EDGEPLANE_TLS==='off'?'http':'https';process.env.NODE_TLS_REJECT_UNAUTHORIZED='0';fetch(s+'://127.0.0.1:'+(process.env.EDGEPLANE_LISTEN||'').split(':').pop()+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+  CMD node --no-warnings -e "const s=process.env.EDGEPLANE_TLS==='off'?'http':'https';process.env.NODE_TLS_REJECT_UNAUTHORIZED='0';fetch(s+'://127.0.0.1:'+(process.env.EDGEPLANE_LISTEN||'').split(':').pop()+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # serve handles SIGTERM itself: it stops accepting, drains requests and jobs, then exits.
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["node", "dist/cli.js"]
