@@ -58,23 +58,8 @@ async function migrateWith(db: Kysely<Database>, dialect: Dialect, migrationTabl
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
-/**
- * Kysely's migrator looks for its tables by listing the tables of every schema; a schema dropped
- * meanwhile by someone else (another instance's or test run's, in the same database) fails that
- * listing with "schema … does not exist" (3F000), though ours is there. Listing again is the cure.
- */
-const MIGRATE_TRIES = 5;
-
 export async function migrate(store: Store): Promise<string[]> {
-  if (store.dialect === 'sqlite') return migrateWith(store.db, 'sqlite');
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await migratePostgres(store);
-    } catch (error) {
-      if ((error as { code?: string })?.code !== '3F000' || attempt >= MIGRATE_TRIES) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
-    }
-  }
+  return store.dialect === 'sqlite' ? migrateWith(store.db, 'sqlite') : migratePostgres(store);
 }
 
 async function migratePostgres(store: Store): Promise<string[]> {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { sql } from 'kysely';
+import { PostgresIntrospector, sql } from 'kysely';
 import pg from 'pg';
 import { migrate, openStore } from '../../src/db/store.js';
 
@@ -67,6 +67,23 @@ describe('migrations in one schema of a shared database', { skip: !url && 'EDGEP
       );
     } finally {
       await holder.end();
+      await store.close();
+    }
+  });
+
+  it('introspects the tables of its own schema only, as Kysely’s introspector describes them', async () => {
+    const store = openStore({ kind: 'postgres', url: url! }, { schema: schemas[0] });
+    try {
+      await migrate(store);
+      const ours = await store.db.introspection.getTables({ withInternalKyselyTables: true });
+      const kysely = (await new PostgresIntrospector(store.db).getTables({ withInternalKyselyTables: true })).filter((t) => t.schema === schemas[0]);
+      assert.ok(ours.some((t) => t.name === 'kysely_migration') && ours.some((t) => t.name === 'api_keys'));
+      assert.deepEqual(new Set(ours.map((t) => t.schema)), new Set([schemas[0]]), 'no other schema');
+      assert.deepEqual(ours, kysely);
+      const plain = await store.db.introspection.getTables();
+      assert.ok(!plain.some((t) => t.name.startsWith('kysely_migration')), 'the migration tables only when asked for');
+      assert.equal(plain.length, ours.length - 2);
+    } finally {
       await store.close();
     }
   });

@@ -1,6 +1,18 @@
 // PostgreSQL through node-postgres. `schema` (used by the tests) puts every table of this
 // store in its own schema, so that concurrent runs against one database never meet.
-import { Kysely, PostgresDialect } from 'kysely';
+import {
+  DEFAULT_MIGRATION_LOCK_TABLE,
+  DEFAULT_MIGRATION_TABLE,
+  Kysely,
+  PostgresDialect,
+  PostgresIntrospector,
+  sql,
+  type DatabaseIntrospector,
+  type DatabaseMetadata,
+  type DatabaseMetadataOptions,
+  type SchemaMetadata,
+  type TableMetadata,
+} from 'kysely';
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Database } from '../schema.js';
@@ -24,7 +36,7 @@ export function openPostgres(
   // as a 503, and on release the pool drops the client, which is no longer queryable, for a new one.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new SearchPathDialect({ pool }) });
   // Named statements are parsed and planned once per connection instead of on every request.
   const names = new Map<string, string>();
   const readRows = async <R>(sql: string, parameters: readonly unknown[]): Promise<R[]> => {
@@ -33,6 +45,87 @@ export function openPostgres(
     return (await pool.query({ name, text: sql, values: parameters as unknown[] })).rows as R[];
   };
   return { db, pool, readRows, close: () => db.destroy() };
+}
+
+/**
+ * Kysely's PostgreSQL introspector lists the tables of every schema of the database, through
+ * functions (has_schema_privilege, pg_get_serial_sequence) that fail when another party drops a
+ * schema or table meanwhile (3F000, 42P01, 42703): with instances or test runs in other schemas of
+ * one database, migrating, whose migrator asks it whether its own tables exist, failed at random.
+ * This one answers for the schemas on the search path only, from the catalogs alone, so a drop
+ * elsewhere cannot touch it. Kysely has no option for either, hence this small replacement.
+ */
+class SearchPathIntrospector implements DatabaseIntrospector {
+  readonly #db: Kysely<unknown>;
+  readonly #schemas: PostgresIntrospector;
+
+  constructor(db: Kysely<unknown>) {
+    this.#db = db;
+    this.#schemas = new PostgresIntrospector(db);
+  }
+
+  getSchemas(): Promise<SchemaMetadata[]> {
+    // A plain listing of pg_namespace: nothing in it fails on a concurrent drop.
+    return this.#schemas.getSchemas();
+  }
+
+  async getTables(options: DatabaseMetadataOptions = { withInternalKyselyTables: false }): Promise<TableMetadata[]> {
+    const { rows } = await sql<{
+      schema: string;
+      table: string;
+      kind: string;
+      column: string;
+      type: string;
+      type_schema: string;
+      not_null: boolean;
+      has_default: boolean;
+      auto: boolean;
+      comment: string | null;
+    }>`
+      select ns.nspname as schema, c.relname as table, c.relkind as kind, a.attname as column,
+        typ.typname as type, tns.nspname as type_schema, a.attnotnull as not_null, a.atthasdef as has_default,
+        -- an identity column, or one that owns a sequence (a serial): what pg_get_serial_sequence finds
+        (a.attidentity <> '' or exists (
+          select 1 from pg_catalog.pg_depend d join pg_catalog.pg_class s on s.oid = d.objid and s.relkind = 'S'
+          where d.refobjid = c.oid and d.refobjsubid = a.attnum and d.deptype in ('a', 'i'))) as auto,
+        dsc.description as comment
+      from pg_catalog.pg_attribute a
+      join pg_catalog.pg_class c on c.oid = a.attrelid
+      join pg_catalog.pg_namespace ns on ns.oid = c.relnamespace
+      join pg_catalog.pg_type typ on typ.oid = a.atttypid
+      join pg_catalog.pg_namespace tns on tns.oid = typ.typnamespace
+      left join pg_catalog.pg_description dsc on dsc.objoid = c.oid and dsc.classoid = 'pg_catalog.pg_class'::regclass and dsc.objsubid = a.attnum
+      where ns.nspname = any (current_schemas(false)) and c.relkind in ('r', 'v', 'p') and a.attnum > 0 and not a.attisdropped
+      order by ns.nspname, c.relname, a.attnum
+    `.execute(this.#db);
+    const tables = new Map<string, TableMetadata & { columns: TableMetadata['columns'][number][] }>();
+    for (const row of rows) {
+      if (!options.withInternalKyselyTables && (row.table === DEFAULT_MIGRATION_TABLE || row.table === DEFAULT_MIGRATION_LOCK_TABLE)) continue;
+      const key = `${row.schema}.${row.table}`;
+      let table = tables.get(key);
+      if (!table) tables.set(key, (table = { name: row.table, schema: row.schema, isView: row.kind === 'v', columns: [] }));
+      table.columns.push({
+        name: row.column,
+        dataType: row.type,
+        dataTypeSchema: row.type_schema,
+        isNullable: !row.not_null,
+        hasDefaultValue: row.has_default,
+        isAutoIncrementing: row.auto,
+        comment: row.comment ?? undefined,
+      });
+    }
+    return [...tables.values()];
+  }
+
+  async getMetadata(options?: DatabaseMetadataOptions): Promise<DatabaseMetadata> {
+    return { tables: await this.getTables(options) };
+  }
+}
+
+class SearchPathDialect extends PostgresDialect {
+  override createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
+    return new SearchPathIntrospector(db);
+  }
 }
 
 export function postgresUniqueTarget(error: unknown): string | undefined {
