@@ -25,6 +25,8 @@ export interface Authenticated {
 export interface RequestContext extends Authenticated {
   readonly baseUrl: string;
   readonly now: Date;
+  /** The Idempotency-Key this request claimed: its change marks the claim in its own transaction. */
+  readonly idempotency?: { readonly key: string; readonly requestHash: string };
 }
 
 /** Establishes who calls: synchronous for a cached key, a promise when the store must be read. */

@@ -107,6 +107,13 @@ export const catalogue = {
     (a) => `A request with the Idempotency-Key '${a.key}' is still being answered; retry shortly to get its answer.`,
     () => ({ 'Retry-After': '1' }),
   ),
+  idempotencyKeyCarriedOut: entry<{ key: string; resourceId: string }>(
+    274,
+    409,
+    'The request sent first with this Idempotency-Key was carried out, but its answer was lost (the connection to the database broke as the change was committed); it is not carried out again. Get the resource named to see it.',
+    (a) =>
+      `The request sent first with the Idempotency-Key '${a.key}' was carried out (it acted on ${a.resourceId}), but its answer was lost; it is not carried out again. Get ${a.resourceId} to see the result.`,
+  ),
   bodyTooLarge: entry<{ limit: number }>(
     219,
     413,

@@ -3,9 +3,12 @@
 // is covered without code of its own. An event holds who (the API key and its owner), what (the
 // operation id and the resource's id) and when; never the request body, so a secret sent in one
 // (a token, a client secret, a private key) cannot reach the log.
+// Being in every mutation's transaction, it also marks the request's Idempotency-Key claim as
+// carried out there, so that the mark commits exactly when the change does.
 import type { RequestContext } from '../core/context.js';
 import { newId } from '../core/ids.js';
 import { rfc3339 } from '../core/time.js';
+import { markIdempotentChange } from '../db/idempotency.js';
 import type { ScopedDb } from '../db/scoped.js';
 
 /** The id prefix of audit events (`aud_…`). */
@@ -31,4 +34,5 @@ export async function recordAuditEvent(db: ScopedDb, ctx: RequestContext, change
     key_id: ctx.keyId,
     principal_id: ctx.principal.id,
   });
+  if (ctx.idempotency) await markIdempotentChange(db, ctx.idempotency, change.resourceId);
 }

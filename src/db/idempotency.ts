@@ -1,9 +1,10 @@
 // The store side of Idempotency-Key (src/http/idempotency.ts): claiming a key for a request,
 // recording the answer, and reading it back. A claim is a row, keyed by account and key, so two
 // requests with one key, on any instances, cannot both proceed; a claim whose instance died is
-// taken over once its lease has run out.
+// taken over once its lease has run out, unless its change had committed (markIdempotentChange):
+// then the request was carried out, and is not carried out again.
 import type { IdempotencyKeysTable } from './schema.js';
-import { scopedTx } from './scoped.js';
+import { scopedTx, type ScopedDb } from './scoped.js';
 import { UniqueViolation, type Store } from './store.js';
 
 export type Claim =
@@ -14,7 +15,9 @@ export type Claim =
   /** The key was used for another request. */
   | { kind: 'mismatch' }
   /** A request with the key is being answered now. */
-  | { kind: 'in-progress' };
+  | { kind: 'in-progress' }
+  /** The key's request made its change, which acted on `resourceId`, but its answer was lost. */
+  | { kind: 'carried-out'; resourceId: string };
 
 export interface ClaimRequest {
   accountId: string;
@@ -30,7 +33,9 @@ export interface ClaimRequest {
 function decide(row: IdempotencyKeysTable, request: ClaimRequest): Claim | 'take-over' {
   if (row.request_hash !== request.requestHash) return { kind: 'mismatch' };
   if (row.status !== null) return { kind: 'answered', status: row.status, body: row.body ?? '' };
-  return row.lease_until <= request.now.toISOString() ? 'take-over' : { kind: 'in-progress' };
+  // While the lease holds, the answer may still come (the change committed a moment ago).
+  if (row.lease_until > request.now.toISOString()) return { kind: 'in-progress' };
+  return row.resource_id === null ? 'take-over' : { kind: 'carried-out', resourceId: row.resource_id };
 }
 
 async function tryClaim(store: Store, request: ClaimRequest): Promise<Claim> {
@@ -51,6 +56,7 @@ async function tryClaim(store: Store, request: ClaimRequest): Promise<Claim> {
         body: null,
         created_at: now.toISOString(),
         lease_until: leaseUntil,
+        resource_id: null,
       });
       return { kind: 'claimed' };
     }
@@ -85,7 +91,26 @@ export async function recordIdempotentAnswer(
   );
 }
 
-/** Frees `key` when its request got no answer worth keeping (a server error, a rate limit): it may be sent again. */
-export async function releaseIdempotencyKey(store: Store, accountId: string, key: string, requestHash: string): Promise<void> {
-  await scopedTx(store, { accountId }, (db) => db.delete('idempotency_keys', { key, request_hash: requestHash, status: null }));
+/**
+ * Marks the claim of `key` as carried out, in the transaction of the change its request makes
+ * (`db`), naming the resource acted on: the mark commits exactly when the change does. The first
+ * change of a request is the one named.
+ */
+export async function markIdempotentChange(db: ScopedDb, claim: { key: string; requestHash: string }, resourceId: string): Promise<void> {
+  await db.update('idempotency_keys', { key: claim.key, request_hash: claim.requestHash, status: null, resource_id: null }, { resource_id: resourceId });
+}
+
+/**
+ * When `key`'s request got no answer worth keeping (a server error, a rate limit): frees the key,
+ * so the request may be sent again, unless its change committed all the same (a connection lost
+ * as the database committed). Then the claim's lease ends now, and a retry is told at once that
+ * the request was carried out.
+ */
+export async function releaseIdempotencyKey(store: Store, accountId: string, key: string, requestHash: string, now: Date): Promise<void> {
+  await scopedTx(store, { accountId }, async (db) => {
+    const claim = { key, request_hash: requestHash, status: null };
+    if ((await db.delete('idempotency_keys', { ...claim, resource_id: null })) === 0) {
+      await db.update('idempotency_keys', claim, { lease_until: now.toISOString() });
+    }
+  });
 }

@@ -366,6 +366,8 @@ export interface IdempotencyKeysTable {
   body: string | null;
   created_at: string;
   lease_until: string;
+  /** The resource the request's change acted on, set in that change's transaction: null until it commits. */
+  resource_id: string | null;
 }
 
 export interface JobsTable {

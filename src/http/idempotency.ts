@@ -6,7 +6,10 @@
 //
 // Answers worth replaying are recorded: any but a server error (5xx) or a rate limit (429),
 // which say nothing about the request and may be retried with the key. A request that was
-// cut off before its answer leaves a claim that lapses after the lease, then the key is free.
+// cut off before its answer leaves a claim that lapses after the lease, then the key is free,
+// unless its change had committed (the claim is marked in the change's own transaction,
+// src/crud/audit.ts): then a retry is told the request was carried out (409 ERR_EP_274), and
+// nothing is made twice, even when the database's connection broke as it committed.
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../core/errors.js';
@@ -59,10 +62,12 @@ export function registerIdempotency(app: FastifyInstance, deps: { store: Store; 
     const outcome = await claim(request.ctx.scope.accountId, header, hash);
     if (outcome.kind === 'mismatch') throw errors.idempotencyKeyReused({ key: header });
     if (outcome.kind === 'in-progress') throw errors.idempotencyKeyInProgress({ key: header });
+    if (outcome.kind === 'carried-out') throw errors.idempotencyKeyCarriedOut({ key: header, resourceId: outcome.resourceId });
     if (outcome.kind === 'answered') {
       return reply.code(outcome.status).header('Idempotent-Replayed', 'true').type('application/json; charset=utf-8').send(outcome.body);
     }
     request.idempotency = { key: header, requestHash: hash };
+    request.ctx = { ...request.ctx, idempotency: request.idempotency };
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
@@ -74,7 +79,7 @@ export function registerIdempotency(app: FastifyInstance, deps: { store: Store; 
     try {
       if (replayable(reply.statusCode))
         await recordIdempotentAnswer(store, accountId, claimed.key, claimed.requestHash, { status: reply.statusCode, body: String(payload ?? '') });
-      else await releaseIdempotencyKey(store, accountId, claimed.key, claimed.requestHash);
+      else await releaseIdempotencyKey(store, accountId, claimed.key, claimed.requestHash, deps.now());
     } catch (error) {
       // The change is made: its answer goes out all the same. The claim lapses with its lease.
       request.log.warn({ err: error }, 'Idempotency-Key: the answer could not be recorded');

@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { it } from 'node:test';
-import { claimIdempotencyKey } from '../../src/db/idempotency.js';
+import { claimIdempotencyKey, markIdempotentChange, releaseIdempotencyKey } from '../../src/db/idempotency.js';
+import { scopedTx } from '../../src/db/scoped.js';
 import { describeEachStore, type Api, type Harness } from '../helpers/harness.js';
 
 describeEachStore('Idempotency-Key', (h: () => Harness) => {
@@ -131,6 +132,68 @@ describeEachStore('Idempotency-Key', (h: () => Harness) => {
       });
     assert.deepEqual(await claim(), { kind: 'claimed' });
     assert.deepEqual(await claim(), { kind: 'in-progress' }, 'now held by the new claim');
+  });
+
+  it('does not carry out again a request whose change committed but whose answer was lost (409 ERR_EP_274 naming it)', async () => {
+    const api = await h().newAccount();
+    const key = randomUUID();
+    const first = await api.post('/ip_policies', { description: 'lost answer' }, withKey(key));
+    assert.equal(first.status, 201);
+    const db = h().deps.store.db;
+    const row = () =>
+      db.selectFrom('idempotency_keys').selectAll().where('account_id', '=', api.info.accountId).where('key', '=', key).executeTakeFirstOrThrow();
+    assert.equal((await row()).resource_id, first.json.id, 'the change marked its claim');
+    // As if the answer had never been recorded (the connection broke as the change committed)
+    // and the claim's lease had run out.
+    await db
+      .updateTable('idempotency_keys')
+      .set({ status: null, body: null, lease_until: new Date(Date.now() - 1).toISOString() })
+      .where('account_id', '=', api.info.accountId)
+      .where('key', '=', key)
+      .execute();
+    const retry = await api.post('/ip_policies', { description: 'lost answer' }, withKey(key));
+    assert.equal(retry.status, 409);
+    assert.equal(retry.json.error_code, 'ERR_EP_274');
+    assert.match(retry.json.msg, new RegExp(`acted on ${first.json.id}`));
+    assert.deepEqual(
+      (await policies(api)).map((p) => p.id),
+      [first.json.id],
+      'nothing made twice',
+    );
+    // A refusal changed nothing: its claim is not marked.
+    const domain = `lost-${randomUUID().slice(0, 8)}.example.com`;
+    assert.equal((await api.post('/reserved_domains', { domain })).status, 201);
+    const refusedKey = randomUUID();
+    assert.equal((await api.post('/reserved_domains', { domain }, withKey(refusedKey))).status, 409);
+    const refused = await db.selectFrom('idempotency_keys').select('resource_id').where('key', '=', refusedKey).executeTakeFirstOrThrow();
+    assert.equal(refused.resource_id, null);
+  });
+
+  it('a server error frees the key unless the change committed, and then the retry is told at once', async () => {
+    const api = await h().newAccount();
+    const store = h().deps.store;
+    const scope = { accountId: api.info.accountId };
+    const request = (key: string) => ({ accountId: scope.accountId, key, requestHash: 'h', now: new Date(), leaseMs: 60_000, keepMs: 86_400_000 });
+    // Not committed (the change rolled back, or never ran): the key is free again.
+    const free = randomUUID();
+    assert.deepEqual(await claimIdempotencyKey(store, request(free)), { kind: 'claimed' });
+    await releaseIdempotencyKey(store, scope.accountId, free, 'h', new Date());
+    assert.deepEqual(await claimIdempotencyKey(store, request(free)), { kind: 'claimed' });
+    // A change whose transaction rolls back takes its mark with it.
+    await assert.rejects(
+      scopedTx(store, scope, async (db) => {
+        await markIdempotentChange(db, { key: free, requestHash: 'h' }, 'ipp_rolledback');
+        throw new Error('the change fails');
+      }),
+    );
+    await releaseIdempotencyKey(store, scope.accountId, free, 'h', new Date());
+    assert.deepEqual(await claimIdempotencyKey(store, request(free)), { kind: 'claimed' }, 'freed: the mark rolled back');
+    // Committed, then answered 5xx (ERR_EP_262: the commit's acknowledgement was lost).
+    const done = randomUUID();
+    assert.deepEqual(await claimIdempotencyKey(store, request(done)), { kind: 'claimed' });
+    await scopedTx(store, scope, (db) => markIdempotentChange(db, { key: done, requestHash: 'h' }, 'ipp_committed'));
+    await releaseIdempotencyKey(store, scope.accountId, done, 'h', new Date());
+    assert.deepEqual(await claimIdempotencyKey(store, request(done)), { kind: 'carried-out', resourceId: 'ipp_committed' });
   });
 
   it('a twin waits for the answer of the request that holds the key', async () => {

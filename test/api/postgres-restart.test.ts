@@ -233,7 +233,7 @@ describe('PostgreSQL restarted under write load', { skip: privatePostgresUnavail
       // committed but before the commit's answer reached the server (in both modes a backend
       // may commit, then be terminated), which no server can tell from a write not made. Such
       // a request has no 201, so it is not an acknowledged write; a client that must know
-      // retries it with the same Idempotency-Key.
+      // retries it with the same Idempotency-Key (test/api/idempotency.test.ts: ERR_EP_274).
       const check = new pg.Client({ connectionString: db.url });
       await check.connect();
       let stored: Map<string, string>;

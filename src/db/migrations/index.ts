@@ -16,6 +16,7 @@ import { jobs } from './0012-jobs.js';
 import { certificateAutomation } from './0013-certificate-automation.js';
 import { idempotencyKeys } from './0014-idempotency-keys.js';
 import { auditEvents } from './0015-audit-events.js';
+import { idempotencyOutcome } from './0016-idempotency-outcome.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -36,6 +37,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0013-certificate-automation': certificateAutomation(dialect),
         '0014-idempotency-keys': idempotencyKeys(dialect),
         '0015-audit-events': auditEvents(dialect),
+        '0016-idempotency-outcome': idempotencyOutcome(dialect),
       };
     },
   };
