@@ -5,7 +5,7 @@
 // shared test server is never restarted), stopped once `fast` (backends terminated, a clean
 // shutdown) and once `immediate` (a crash: recovery from the WAL at the next start).
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,9 +14,8 @@ import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { privatePostgresUnavailable, startPrivatePostgres, type PrivatePostgres, type StopMode } from '../helpers/private-postgres.js';
+import { CLI, CLI_CWD, spawnServe, type ServeProcess } from '../helpers/serve-process.js';
 
-const root = path.resolve(import.meta.dirname, '../..');
-const cli = [process.execPath, '--import', 'tsx', path.join(root, 'src/cli.ts')];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const now = () => performance.now();
 
@@ -44,8 +43,7 @@ interface Outcome {
 describe('PostgreSQL restarted under write load', { skip: privatePostgresUnavailable() ?? false }, () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'edgeplane-pgrestart-'));
   let cluster: PrivatePostgres | undefined;
-  let child: ChildProcess | undefined;
-  let output = '';
+  let server: ServeProcess | undefined;
   let base: string;
   let token: string;
 
@@ -64,37 +62,18 @@ describe('PostgreSQL restarted under write load', { skip: privatePostgresUnavail
       EDGEPLANE_RATE_LIMIT: '0',
     };
     // The account, made with the CLI as an operator would (it migrates the empty database).
-    const made = spawnSync(cli[0]!, [...cli.slice(1), 'accounts', 'create', '--name', 'pg-restart', '--json'], { cwd: root, env, encoding: 'utf8' });
+    const made = spawnSync(CLI[0], [...CLI.slice(1), 'accounts', 'create', '--name', 'pg-restart', '--json'], { cwd: CLI_CWD, env, encoding: 'utf8' });
     assert.equal(made.status, 0, made.stderr);
     token = JSON.parse(made.stdout).token as string;
 
     // The real server in a process of its own: a crash shows as its exit.
-    child = spawn(cli[0]!, [...cli.slice(1), 'serve'], { cwd: root, env });
-    child.stdout!.on('data', (c) => (output += c));
-    child.stderr!.on('data', (c) => (output += c));
-    base = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`serve did not start:\n${output}`)), 60_000);
-      child!.stdout!.on('data', () => {
-        const m = /listening on (http:\/\/\S+)/.exec(output);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]!);
-        }
-      });
-      child!.once('exit', () => reject(new Error(`serve exited:\n${output}`)));
-    });
+    server = await spawnServe(env);
+    base = server.base;
   });
 
   after(async () => {
     try {
-      if (child && child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((resolve) => child!.once('exit', resolve));
-        child.kill('SIGTERM');
-        let timer: NodeJS.Timeout | undefined;
-        const late = new Promise((resolve) => (timer = setTimeout(resolve, 12_000, 'late')));
-        if ((await Promise.race([exited, late])) === 'late') child.kill('SIGKILL');
-        clearTimeout(timer);
-      }
+      await server?.stop();
     } finally {
       await cluster?.destroy();
       fs.rmSync(dataDir, { recursive: true, force: true });
@@ -163,7 +142,7 @@ describe('PostgreSQL restarted under write load', { skip: privatePostgresUnavail
         await db.start();
         startedAt = now();
         // Writes go on until one sent after the start succeeds, then 2 s more.
-        while (now() - startedAt < RECOVERY_LIMIT_MS && child!.exitCode === null) {
+        while (now() - startedAt < RECOVERY_LIMIT_MS && !server!.exited()) {
           if (outcomes.some((o) => o.status === 201 && o.sentAt >= startedAt)) {
             served = true;
             break;
@@ -203,7 +182,7 @@ describe('PostgreSQL restarted under write load', { skip: privatePostgresUnavail
           `(pg_ctl start called → first 201: ${firstSinceStartCall ? ms(firstSinceStartCall.answeredAt - startAt) : 'none'}); slowest answer ${ms(slowest)}`,
       );
 
-      assert.equal(child!.exitCode, null, `the server process exited; it must keep running:\n${output}`);
+      assert.ok(!server!.exited(), `the server process exited; it must keep running:\n${server!.output()}`);
       // Only 201, or a 503 with Retry-After and a store code. Seen: ERR_EP_260 (connection
       // refused: the stop under way, the database down, its start not yet listening) and
       // ERR_EP_262 (connection lost: requests in flight at the stop, 57P01 "terminating
@@ -216,7 +195,7 @@ describe('PostgreSQL restarted under write load', { skip: privatePostgresUnavail
       assert.deepEqual(
         unexpected.map((o) => `${o.status} ${o.code ?? ''} retry-after=${o.retryAfter} ${o.text}`),
         [],
-        `every answer is a 201 or a documented 503; none hung (${REQUEST_LIMIT_MS} ms) or lost its connection\n${output.slice(-3000)}`,
+        `every answer is a 201 or a documented 503; none hung (${REQUEST_LIMIT_MS} ms) or lost its connection\n${server!.output().slice(-3000)}`,
       );
       assert.ok(
         refused.some((o) => o.answeredAt >= stopAt && o.sentAt <= startedAt),
@@ -226,7 +205,10 @@ describe('PostgreSQL restarted under write load', { skip: privatePostgresUnavail
         // The crash-like stop really was one: the next start replayed the WAL.
         assert.match(db.log(), /not properly shut down; automatic recovery in progress/, 'PostgreSQL recovered from its WAL');
       }
-      assert.ok(served, `a write sent after the database was back succeeded within ${RECOVERY_LIMIT_MS} ms\n${output.slice(-3000)}\n${db.log().slice(-3000)}`);
+      assert.ok(
+        served,
+        `a write sent after the database was back succeeded within ${RECOVERY_LIMIT_MS} ms\n${server!.output().slice(-3000)}\n${db.log().slice(-3000)}`,
+      );
 
       // Every acknowledged write is there, once, as written; a row nobody was told of is only
       // allowed for a request answered ERR_EP_262: the connection broke after the database had
@@ -277,7 +259,7 @@ describe('PostgreSQL restarted under write load', { skip: privatePostgresUnavail
 
       const ready = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(REQUEST_LIMIT_MS) });
       assert.equal(ready.status, 200, await ready.text());
-      assert.equal(child!.exitCode, null, `the server process exited; it must keep running:\n${output}`);
+      assert.ok(!server!.exited(), `the server process exited; it must keep running:\n${server!.output()}`);
     });
   }
 });

@@ -2,7 +2,6 @@
 // in time, the API answers 503 with Retry-After and a code that says which, never 500, never
 // crashes, and serves again by itself once the database is back.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -19,8 +18,8 @@ import { migrate, openStore, type Store } from '../../src/db/store.js';
 import { systemClock } from '../../src/core/time.js';
 import { AccountService } from '../../src/modules/accounts/account.service.js';
 import { describeEachStore, startHarness, type Harness } from '../helpers/harness.js';
+import { spawnServe, type ServeProcess } from '../helpers/serve-process.js';
 
-const root = path.resolve(import.meta.dirname, '../..');
 const pgUrl = process.env.EDGEPLANE_TEST_DATABASE_URL;
 const needsPostgres = { skip: !pgUrl && 'EDGEPLANE_TEST_DATABASE_URL is not set' };
 const sqliteHolders: object[] = [];
@@ -81,8 +80,7 @@ describe('PostgreSQL terminates the server’s connections under load', needsPos
   const application = `edgeplane-drop-${randomBytes(5).toString('hex')}`;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'edgeplane-drop-'));
   let admin: pg.Client;
-  let child: ChildProcess | undefined;
-  let output = '';
+  let server: ServeProcess | undefined;
   let token: string;
 
   before(async () => {
@@ -99,11 +97,7 @@ describe('PostgreSQL terminates the server’s connections under load', needsPos
   });
 
   after(async () => {
-    if (child && child.exitCode === null) {
-      const exited = new Promise((resolve) => child!.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }
+    await server?.stop();
     await admin.query(`drop schema ${schema} cascade`);
     await admin.end();
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -114,37 +108,20 @@ describe('PostgreSQL terminates the server’s connections under load', needsPos
     const url = new URL(pgUrl!);
     url.searchParams.set('application_name', application);
     url.searchParams.set('options', `-c search_path=${schema}`);
-    child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli.ts'), 'serve'], {
-      cwd: root,
-      env: {
-        ...process.env,
-        EDGEPLANE_DATABASE_URL: url.toString(),
-        EDGEPLANE_DATA_DIR: dataDir,
-        EDGEPLANE_TLS: 'off',
-        EDGEPLANE_LISTEN: '127.0.0.1:0',
-        EDGEPLANE_LOG_LEVEL: 'error',
-        EDGEPLANE_BOOTSTRAP: 'off',
-        // The load is one account's, and on a fast machine passes the default 1,200 requests a
-        // minute: its 429s are not what this test is about.
-        EDGEPLANE_RATE_LIMIT: '0',
-      },
+    server = await spawnServe({
+      ...process.env,
+      EDGEPLANE_DATABASE_URL: url.toString(),
+      EDGEPLANE_DATA_DIR: dataDir,
+      EDGEPLANE_TLS: 'off',
+      EDGEPLANE_LISTEN: '127.0.0.1:0',
+      EDGEPLANE_LOG_LEVEL: 'error',
+      EDGEPLANE_BOOTSTRAP: 'off',
+      // The load is one account's, and on a fast machine passes the default 1,200 requests a
+      // minute: its 429s are not what this test is about.
+      EDGEPLANE_RATE_LIMIT: '0',
     });
-    child.stdout!.on('data', (c) => (output += c));
-    child.stderr!.on('data', (c) => (output += c));
-    let exited = false;
-    child.on('exit', () => (exited = true));
-    const base = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`serve did not start:\n${output}`)), 60_000);
-      const check = () => {
-        const m = /listening on (http:\/\/\S+)/.exec(output);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]!);
-        }
-      };
-      child!.stdout!.on('data', check);
-      child!.on('exit', () => reject(new Error(`serve exited:\n${output}`)));
-    });
+    const { base } = server;
+    const exited = () => server!.exited();
     const headers = { 'Service-Version': '2', Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
     const call = async (method: string, p: string, body?: unknown) => {
       try {
@@ -166,7 +143,7 @@ describe('PostgreSQL terminates the server’s connections under load', needsPos
       return r;
     };
     const worker = async () => {
-      while (!stop && !exited) {
+      while (!stop && !exited()) {
         const created = record(await call('POST', '/api_keys', { description: 'load' }));
         if (created.status !== 201) continue;
         const id = created.json.id as string;
@@ -183,14 +160,14 @@ describe('PostgreSQL terminates the server’s connections under load', needsPos
     let failedDuringTerminations: number;
     let recoveredAfter: number;
     try {
-      for (let round = 0; round < 20 && (round < 5 || failures.length === 0) && !exited; round++) {
+      for (let round = 0; round < 20 && (round < 5 || failures.length === 0) && !exited(); round++) {
         await sleep(300);
         const { rows } = await admin.query('select pg_terminate_backend(pid) as done from pg_stat_activity where application_name = $1', [application]);
         terminated += rows.filter((r) => r.done).length;
       }
       await sleep(200);
       failedDuringTerminations = failures.length;
-      assert.ok(!exited, `the server process exited:\n${output}`);
+      assert.ok(!exited(), `the server process exited:\n${server.output()}`);
       // Recovery: within a few seconds of the last termination, requests succeed again.
       recoveredAfter = await within(5_000, async () => {
         const r = await call('GET', '/api_keys?limit=1');
@@ -206,7 +183,7 @@ describe('PostgreSQL terminates the server’s connections under load', needsPos
     for (const f of failures) byCode.set(`${f.status} ${f.code}`, (byCode.get(`${f.status} ${f.code}`) ?? 0) + 1);
     const codes = [...byCode].map(([k, n]) => `${k} ×${n}`);
     t.diagnostic(`${terminated} backends terminated; ${successes} answers 2xx; failed: ${codes.join(', ') || 'none'}; served again after ${recoveredAfter} ms`);
-    assert.ok(!exited, `the server process exited:\n${output}`);
+    assert.ok(!exited(), `the server process exited:\n${server.output()}`);
     assert.ok(terminated > 0, 'the test terminated backends of the server');
     assert.ok(failedDuringTerminations > 0, 'a terminated connection failed some request');
     for (const f of failures) {
@@ -220,7 +197,7 @@ describe('PostgreSQL terminates the server’s connections under load', needsPos
       again.map(() => 201),
       JSON.stringify(again.filter((r) => r.status !== 201)),
     );
-    assert.equal(child.exitCode, null, 'still running: no restart');
+    assert.ok(!exited(), 'still running: no restart');
   });
 });
 
