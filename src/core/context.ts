@@ -22,11 +22,20 @@ export interface Authenticated {
   readonly keyId: string;
 }
 
+/** An Idempotency-Key claimed for a request: the account's, of the API key that sent it, for that request alone. */
+export interface IdempotencyClaim {
+  readonly accountId: string;
+  readonly apiKeyId: string;
+  readonly key: string;
+  /** What the key was sent with: the same key with another request is refused. */
+  readonly requestHash: string;
+}
+
 export interface RequestContext extends Authenticated {
   readonly baseUrl: string;
   readonly now: Date;
   /** The Idempotency-Key this request claimed: its change marks the claim in its own transaction. */
-  readonly idempotency?: { readonly key: string; readonly requestHash: string };
+  readonly idempotency?: IdempotencyClaim;
 }
 
 /** Establishes who calls: synchronous for a cached key, a promise when the store must be read. */

@@ -85,7 +85,7 @@ export type WithLinks<Row, L> = Row & { [K in keyof L]: LinkItem[] };
 
 export interface Prepared<Row> {
   row: Omit<Row, 'id' | 'account_id' | 'created_at'>;
-  /** Merged into the create response only (a token shown once). */
+  /** Merged into the create response only (a token shown once); each field is one of the definition's `shownOnce`. */
   reveal?: Record<string, unknown>;
   /** A pre-allocated id, when prepare needed it (an API key's token embeds its id). */
   id?: string;
@@ -160,6 +160,12 @@ export interface ResourceDefinition<T extends ResourceTable, S extends ResourceS
    * Absent only for a kind without `create` (audit events, which the core writes itself).
    */
   prepare?(ctx: RequestContext, body: CreateBody<S>, db: ScopedDb): Promise<Prepared<RowOf<T>>> | Prepared<RowOf<T>>;
+  /**
+   * Response fields that only the create answer shows (`prepare`'s `reveal`: a token); every later
+   * read shows null. The answer recorded for an Idempotency-Key holds them as null too: a secret
+   * shown once is never written to the store.
+   */
+  shownOnce?: readonly string[];
   /** Columns to change from a PATCH body; by default every non-null body field that is not a link. */
   patch?(ctx: RequestContext, body: UpdateBody<S>, current: RowOf<T>): Partial<RowOf<T>>;
   /** The API shape of a row; `uri` is added by the core. */

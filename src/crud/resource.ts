@@ -47,6 +47,12 @@ export interface Resource<S extends ResourceSchemas = ResourceSchemas> {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- services of every kind are registered alike
   readonly definition: ResourceDefinition<any, S, any>;
   create(ctx: RequestContext, body: Static<S['create']>, path?: PathIds): Promise<Static<S['resource']>>;
+  /**
+   * Whether `ctx` may create with `body` now, as `create` decides it (the parent exists, the
+   * kind's `authorize`), read outside any transaction: checked before an Idempotency-Key's
+   * recorded answer is replayed, so a request that would be refused now is refused.
+   */
+  authorizeCreate(ctx: RequestContext, body: Static<S['create']>, path?: PathIds): Promise<void>;
   get(ctx: RequestContext, path: PathIds): Promise<Static<S['resource']>>;
   list(ctx: RequestContext, query: ListQueryInput, path?: PathIds): Promise<ListPage<S>>;
   update(ctx: RequestContext, path: PathIds, body: Static<S['update']> & { id?: string }): Promise<Static<S['resource']>>;
@@ -315,6 +321,8 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
       const parsed = parseLinks(bodyObject);
       const parsedModules = await parseModules(ctx, bodyObject);
       const prepared = await d.prepare(ctx, body, reader(ctx));
+      const undeclared = Object.keys(prepared.reveal ?? {}).filter((field) => !d.shownOnce?.includes(field));
+      if (undeclared.length > 0) throw new Error(`${d.kind} reveals ${undeclared.join(', ')}, which its definition's shownOnce does not list`);
       const row = {
         ...prepared.row,
         ...(d.parent && { [d.parent.column]: path.parentId }),
@@ -345,6 +353,12 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
       }
       d.hooks?.afterCommit?.(ctx, 'create', row);
       return { ...present(shown, view(ctx), path), ...prepared.reveal };
+    },
+
+    async authorizeCreate(ctx, body, path = {}) {
+      const db = reader(ctx);
+      await loadParent(db, path);
+      await authorize(ctx, 'create', { body }, db);
     },
 
     async get(ctx, path) {

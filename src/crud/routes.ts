@@ -69,7 +69,16 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
         body: withPathIds(d.schemas.create, parentParam ? [parentParam] : []),
         response: { 201: d.schemas.resource, ...conflict },
       },
-      config,
+      config: {
+        ...config,
+        replay: {
+          shownOnce: d.shownOnce ?? [],
+          authorize: (request) => {
+            const { body, params } = request as typeof request & { params: Record<string, string> };
+            return resource.authorizeCreate(request.ctx, withoutParentId(body, parentParam, params) as Static<S['create']>, ids(params));
+          },
+        },
+      },
       handler: async (request, reply) => {
         const body = withoutParentId(request.body, parentParam, request.params);
         return reply.code(201).send(await resource.create(request.ctx, body as Static<S['create']>, ids(request.params)));

@@ -1,8 +1,10 @@
 // The store side of Idempotency-Key (src/http/idempotency.ts): claiming a key for a request,
-// recording the answer, and reading it back. A claim is a row, keyed by account and key, so two
-// requests with one key, on any instances, cannot both proceed; a claim whose instance died is
+// recording the answer, and reading it back. A claim is a row, keyed by account, API key and key,
+// so two requests with one key, on any instances, cannot both proceed, and a key is only ever
+// matched for the credential that sent it; a claim whose instance died is
 // taken over once its lease has run out, unless its change had committed (markIdempotentChange):
 // then the request was carried out, and is not carried out again.
+import type { IdempotencyClaim } from '../core/context.js';
 import type { IdempotencyKeysTable } from './schema.js';
 import { scopedTx, type ScopedDb } from './scoped.js';
 import { UniqueViolation, type Store } from './store.js';
@@ -19,10 +21,7 @@ export type Claim =
   /** The key's request made its change, which acted on `resourceId`, but its answer was lost. */
   | { kind: 'carried-out'; resourceId: string };
 
-export interface ClaimRequest {
-  accountId: string;
-  key: string;
-  requestHash: string;
+export interface ClaimRequest extends IdempotencyClaim {
   now: Date;
   /** How long an unanswered claim holds. */
   leaseMs: number;
@@ -39,18 +38,19 @@ function decide(row: IdempotencyKeysTable, request: ClaimRequest): Claim | 'take
 }
 
 async function tryClaim(store: Store, request: ClaimRequest): Promise<Claim> {
-  const { accountId, key, now } = request;
+  const { accountId, apiKeyId, key, now } = request;
+  const id = { api_key_id: apiKeyId, key };
   return scopedTx(store, { accountId }, async (db) => {
     const leaseUntil = new Date(now.getTime() + request.leaseMs).toISOString();
-    let row: IdempotencyKeysTable | undefined = (await db.select('idempotency_keys', { key }, { lock: 'update' }))[0];
+    let row: IdempotencyKeysTable | undefined = (await db.select('idempotency_keys', id, { lock: 'update' }))[0];
     if (row && row.created_at <= new Date(now.getTime() - request.keepMs).toISOString()) {
       // Kept past its time: the key is free again.
-      await db.delete('idempotency_keys', { key });
+      await db.delete('idempotency_keys', id);
       row = undefined;
     }
     if (!row) {
       await db.insert('idempotency_keys', {
-        key,
+        ...id,
         request_hash: request.requestHash,
         status: null,
         body: null,
@@ -62,7 +62,7 @@ async function tryClaim(store: Store, request: ClaimRequest): Promise<Claim> {
     }
     const decision = decide(row, request);
     if (decision !== 'take-over') return decision;
-    await db.update('idempotency_keys', { key }, { lease_until: leaseUntil });
+    await db.update('idempotency_keys', id, { lease_until: leaseUntil });
     return { kind: 'claimed' };
   });
 }
@@ -78,17 +78,12 @@ export async function claimIdempotencyKey(store: Store, request: ClaimRequest): 
   }
 }
 
-/** Records the answer of the request that claimed `key`. */
-export async function recordIdempotentAnswer(
-  store: Store,
-  accountId: string,
-  key: string,
-  requestHash: string,
-  answer: { status: number; body: string },
-): Promise<void> {
-  await scopedTx(store, { accountId }, (db) =>
-    db.update('idempotency_keys', { key, request_hash: requestHash, status: null }, { status: answer.status, body: answer.body }),
-  );
+/** The claim's row, while its first request is being answered. */
+const pending = (claim: IdempotencyClaim) => ({ api_key_id: claim.apiKeyId, key: claim.key, request_hash: claim.requestHash, status: null });
+
+/** Records the answer of the request that made `claim`; `body` must hold no secret (it is stored as given). */
+export async function recordIdempotentAnswer(store: Store, claim: IdempotencyClaim, answer: { status: number; body: string }): Promise<void> {
+  await scopedTx(store, { accountId: claim.accountId }, (db) => db.update('idempotency_keys', pending(claim), { status: answer.status, body: answer.body }));
 }
 
 /**
@@ -96,8 +91,8 @@ export async function recordIdempotentAnswer(
  * (`db`), naming the resource acted on: the mark commits exactly when the change does. The first
  * change of a request is the one named.
  */
-export async function markIdempotentChange(db: ScopedDb, claim: { key: string; requestHash: string }, resourceId: string): Promise<void> {
-  await db.update('idempotency_keys', { key: claim.key, request_hash: claim.requestHash, status: null, resource_id: null }, { resource_id: resourceId });
+export async function markIdempotentChange(db: ScopedDb, claim: IdempotencyClaim, resourceId: string): Promise<void> {
+  await db.update('idempotency_keys', { ...pending(claim), resource_id: null }, { resource_id: resourceId });
 }
 
 /**
@@ -106,11 +101,10 @@ export async function markIdempotentChange(db: ScopedDb, claim: { key: string; r
  * as the database committed). Then the claim's lease ends now, and a retry is told at once that
  * the request was carried out.
  */
-export async function releaseIdempotencyKey(store: Store, accountId: string, key: string, requestHash: string, now: Date): Promise<void> {
-  await scopedTx(store, { accountId }, async (db) => {
-    const claim = { key, request_hash: requestHash, status: null };
-    if ((await db.delete('idempotency_keys', { ...claim, resource_id: null })) === 0) {
-      await db.update('idempotency_keys', claim, { lease_until: now.toISOString() });
+export async function releaseIdempotencyKey(store: Store, claim: IdempotencyClaim, now: Date): Promise<void> {
+  await scopedTx(store, { accountId: claim.accountId }, async (db) => {
+    if ((await db.delete('idempotency_keys', { ...pending(claim), resource_id: null })) === 0) {
+      await db.update('idempotency_keys', pending(claim), { lease_until: now.toISOString() });
     }
   });
 }

@@ -358,11 +358,14 @@ export interface AcmeChallengesTable {
 /** The answer to a POST sent with an Idempotency-Key, replayed for the same key and request. */
 export interface IdempotencyKeysTable {
   account_id: string;
+  /** The API key that sent the request: a key is the credential's, never shared across credentials. */
+  api_key_id: string;
   key: string;
   /** SHA-256 of the method, path and body: the same key with another request is refused. */
   request_hash: string;
   /** null while the first request is being answered. */
   status: number | null;
+  /** The answer as recorded: a value shown once (a token) is kept as a later read shows it, null. */
   body: string | null;
   created_at: string;
   lease_until: string;

@@ -1,8 +1,14 @@
 // Idempotency-Key on POST: a client that sends a create again with the same key and the same
 // request (after a timeout, say) gets the first answer, status and body, and nothing is created
 // twice. The same key with another request is a 409; a request whose twin is still being answered
-// waits for that answer (a few seconds at most, then a 409 to retry). Keys are the account's and
-// kept 24 h, in the store (src/db/idempotency.ts), so this holds across instances.
+// waits for that answer (a few seconds at most, then a 409 to retry). A key is the API key's that
+// sent it (another credential's same key is another key) and is kept 24 h, in the store
+// (src/db/idempotency.ts), so this holds across instances.
+//
+// Nothing is replayed to a request that would be refused now: authentication and the IP screen
+// run before (onRequest), and the route's own authorization of a create runs before the key is
+// looked up. A recorded answer never holds a secret shown once (an API key's token): such fields
+// are recorded as a later read shows them, null, so a replay shows them null too.
 //
 // Answers worth replaying are recorded: any but a server error (5xx) or a rate limit (429),
 // which say nothing about the request and may be retried with the key. A request that was
@@ -13,13 +19,18 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../core/errors.js';
+import type { IdempotencyClaim } from '../core/context.js';
 import { claimIdempotencyKey, recordIdempotentAnswer, releaseIdempotencyKey, type Claim } from '../db/idempotency.js';
 import type { Store } from '../db/store.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The key this request claimed, whose answer is to be recorded. */
-    idempotency?: { key: string; requestHash: string };
+    idempotency?: IdempotencyClaim;
+  }
+  interface FastifyContextConfig {
+    /** A POST that may be replayed: what its answer shows only once, and its authorization, checked before a replay. */
+    replay?: { shownOnce: readonly string[]; authorize(request: FastifyRequest): Promise<void> };
   }
 }
 
@@ -41,14 +52,22 @@ function requestHash(request: FastifyRequest): string {
 
 const replayable = (status: number) => status < 500 && status !== 429;
 
+/** The answer as it may be stored: a success's fields shown once are null, as a later read shows them. */
+function recordable(status: number, payload: string, shownOnce: readonly string[]): string {
+  if (status >= 300 || shownOnce.length === 0) return payload;
+  const body = JSON.parse(payload) as Record<string, unknown>;
+  for (const field of shownOnce) if (field in body) body[field] = null;
+  return JSON.stringify(body);
+}
+
 export function registerIdempotency(app: FastifyInstance, deps: { store: Store; now: () => Date }): void {
   const { store } = deps;
 
   /** Claims the key, waiting while a twin is answered; resolves with the outcome to act on. */
-  async function claim(accountId: string, key: string, hash: string): Promise<Claim> {
+  async function claim(claim: IdempotencyClaim): Promise<Claim> {
     const deadline = Date.now() + WAIT_MS;
     for (;;) {
-      const outcome = await claimIdempotencyKey(store, { accountId, key, requestHash: hash, now: deps.now(), leaseMs: LEASE_MS, keepMs: IDEMPOTENCY_KEEP_MS });
+      const outcome = await claimIdempotencyKey(store, { ...claim, now: deps.now(), leaseMs: LEASE_MS, keepMs: IDEMPOTENCY_KEEP_MS });
       if (outcome.kind !== 'in-progress' || Date.now() >= deadline) return outcome;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
@@ -58,28 +77,31 @@ export function registerIdempotency(app: FastifyInstance, deps: { store: Store; 
     const header = request.headers['idempotency-key'];
     if (request.method !== 'POST' || header === undefined || !request.ctx) return;
     if (Array.isArray(header) || !KEY.test(header)) throw errors.idempotencyKeyInvalid();
-    const hash = requestHash(request);
-    const outcome = await claim(request.ctx.scope.accountId, header, hash);
+    // Refused now means refused, whatever the key once got: the role may have changed since.
+    await request.routeOptions.config.replay?.authorize(request);
+    const { scope, keyId } = request.ctx;
+    const claimed: IdempotencyClaim = { accountId: scope.accountId, apiKeyId: keyId, key: header, requestHash: requestHash(request) };
+    const outcome = await claim(claimed);
     if (outcome.kind === 'mismatch') throw errors.idempotencyKeyReused({ key: header });
     if (outcome.kind === 'in-progress') throw errors.idempotencyKeyInProgress({ key: header });
     if (outcome.kind === 'carried-out') throw errors.idempotencyKeyCarriedOut({ key: header, resourceId: outcome.resourceId });
     if (outcome.kind === 'answered') {
       return reply.code(outcome.status).header('Idempotent-Replayed', 'true').type('application/json; charset=utf-8').send(outcome.body);
     }
-    request.idempotency = { key: header, requestHash: hash };
-    request.ctx = { ...request.ctx, idempotency: request.idempotency };
+    request.idempotency = claimed;
+    request.ctx = { ...request.ctx, idempotency: claimed };
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
     const claimed = request.idempotency;
     if (!claimed) return payload;
     request.idempotency = undefined;
-    const accountId = request.ctx.scope.accountId;
     // The answer is recorded before it is sent: a retry that arrives once the client has it replays it.
     try {
-      if (replayable(reply.statusCode))
-        await recordIdempotentAnswer(store, accountId, claimed.key, claimed.requestHash, { status: reply.statusCode, body: String(payload ?? '') });
-      else await releaseIdempotencyKey(store, accountId, claimed.key, claimed.requestHash, deps.now());
+      if (replayable(reply.statusCode)) {
+        const body = recordable(reply.statusCode, String(payload ?? ''), request.routeOptions.config.replay?.shownOnce ?? []);
+        await recordIdempotentAnswer(store, claimed, { status: reply.statusCode, body });
+      } else await releaseIdempotencyKey(store, claimed, deps.now());
     } catch (error) {
       // The change is made: its answer goes out all the same. The claim lapses with its lease.
       request.log.warn({ err: error }, 'Idempotency-Key: the answer could not be recorded');

@@ -1,9 +1,16 @@
 // Idempotency-Key on POST, on both stores, over real HTTP: the first answer replayed, nothing
 // created twice (also by concurrent twins, also across instances), another request with the key
-// refused, and keys per account, expiring after 24 hours.
+// refused, keys per credential (never replayed to another, nor to a request refused now), no
+// secret recorded, and keys expiring after 24 hours.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
-import { it } from 'node:test';
+import { randomBytes, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { Migrator, sql } from 'kysely';
+import { migrationProvider } from '../../src/db/migrations/index.js';
+import { openStore } from '../../src/db/store.js';
 import { claimIdempotencyKey, markIdempotentChange, releaseIdempotencyKey } from '../../src/db/idempotency.js';
 import { scopedTx } from '../../src/db/scoped.js';
 import { describeEachStore, type Api, type Harness } from '../helpers/harness.js';
@@ -113,6 +120,7 @@ describeEachStore('Idempotency-Key', (h: () => Harness) => {
       .insertInto('idempotency_keys')
       .values({
         account_id: api.info.accountId,
+        api_key_id: api.info.keyId,
         key: abandoned,
         request_hash: 'whatever the request was',
         status: null,
@@ -124,6 +132,7 @@ describeEachStore('Idempotency-Key', (h: () => Harness) => {
     const claim = () =>
       claimIdempotencyKey(h().deps.store, {
         accountId: api.info.accountId,
+        apiKeyId: api.info.keyId,
         key: abandoned,
         requestHash: 'whatever the request was',
         now: new Date(),
@@ -173,27 +182,102 @@ describeEachStore('Idempotency-Key', (h: () => Harness) => {
     const api = await h().newAccount();
     const store = h().deps.store;
     const scope = { accountId: api.info.accountId };
-    const request = (key: string) => ({ accountId: scope.accountId, key, requestHash: 'h', now: new Date(), leaseMs: 60_000, keepMs: 86_400_000 });
+    const claim = (key: string) => ({ accountId: scope.accountId, apiKeyId: api.info.keyId, key, requestHash: 'h' });
+    const request = (key: string) => ({ ...claim(key), now: new Date(), leaseMs: 60_000, keepMs: 86_400_000 });
     // Not committed (the change rolled back, or never ran): the key is free again.
     const free = randomUUID();
     assert.deepEqual(await claimIdempotencyKey(store, request(free)), { kind: 'claimed' });
-    await releaseIdempotencyKey(store, scope.accountId, free, 'h', new Date());
+    await releaseIdempotencyKey(store, claim(free), new Date());
     assert.deepEqual(await claimIdempotencyKey(store, request(free)), { kind: 'claimed' });
     // A change whose transaction rolls back takes its mark with it.
     await assert.rejects(
       scopedTx(store, scope, async (db) => {
-        await markIdempotentChange(db, { key: free, requestHash: 'h' }, 'ipp_rolledback');
+        await markIdempotentChange(db, claim(free), 'ipp_rolledback');
         throw new Error('the change fails');
       }),
     );
-    await releaseIdempotencyKey(store, scope.accountId, free, 'h', new Date());
+    await releaseIdempotencyKey(store, claim(free), new Date());
     assert.deepEqual(await claimIdempotencyKey(store, request(free)), { kind: 'claimed' }, 'freed: the mark rolled back');
     // Committed, then answered 5xx (ERR_EP_262: the commit's acknowledgement was lost).
     const done = randomUUID();
     assert.deepEqual(await claimIdempotencyKey(store, request(done)), { kind: 'claimed' });
-    await scopedTx(store, scope, (db) => markIdempotentChange(db, { key: done, requestHash: 'h' }, 'ipp_committed'));
-    await releaseIdempotencyKey(store, scope.accountId, done, 'h', new Date());
+    await scopedTx(store, scope, (db) => markIdempotentChange(db, claim(done), 'ipp_committed'));
+    await releaseIdempotencyKey(store, claim(done), new Date());
     assert.deepEqual(await claimIdempotencyKey(store, request(done)), { kind: 'carried-out', resourceId: 'ipp_committed' });
+  });
+
+  it('is the key of the credential that sent it: another key of the account, of any role, never gets its answer', async () => {
+    const admin = await h().newAccount();
+    const key = randomUUID();
+    const body = { description: 'made by an admin' };
+    const made = await admin.post('/api_keys', body, withKey(key));
+    assert.equal(made.status, 201);
+    // A read_only key is refused, as without the key: nothing of the admin's answer.
+    const readOnly = await admin.asNewUser('read_only');
+    const refused = await readOnly.post('/api_keys', body, withKey(key));
+    assert.equal(refused.status, 403, JSON.stringify(refused.json));
+    assert.equal(refused.headers.get('idempotent-replayed'), null);
+    // A developer's same key and body is a request of its own: a key it owns, not the admin's.
+    const developer = await admin.asNewUser('developer');
+    const own = await developer.post('/api_keys', body, withKey(key));
+    assert.equal(own.status, 201);
+    assert.equal(own.headers.get('idempotent-replayed'), null);
+    assert.notEqual(own.json.id, made.json.id);
+    assert.equal(own.json.owner_id, developer.info.userId);
+    assert.notEqual(own.json.token, made.json.token);
+    // Each credential's replay is its own.
+    const again = await developer.post('/api_keys', body, withKey(key));
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.equal(again.json.id, own.json.id);
+  });
+
+  it('refuses a replay to a request that would be refused now, whatever the key once got', async () => {
+    const admin = await h().newAccount();
+    const developer = await admin.asNewUser('developer');
+    const policy = (await admin.post('/ip_policies', {})).json.id as string;
+    const key = randomUUID();
+    const rule = { ip_policy_id: policy, cidr: '10.1.0.0/16', action: 'allow' };
+    assert.equal((await developer.post('/ip_policy_rules', rule, withKey(key))).status, 201);
+    assert.equal((await developer.post('/ip_policy_rules', rule, withKey(key))).headers.get('idempotent-replayed'), 'true');
+    // Once an IP restriction uses the policy, only admins may add rules to it: the replay is refused as the request would be.
+    assert.equal((await admin.post('/ip_restrictions', { type: 'dashboard', ip_policy_ids: [policy] })).status, 201);
+    const replay = await developer.post('/ip_policy_rules', rule, withKey(key));
+    assert.equal(replay.status, 403, JSON.stringify(replay.json));
+    assert.equal(replay.json.error_code, (await developer.post('/ip_policy_rules', rule)).json.error_code);
+    // A parent deleted since: the path's 404, not the recorded answer.
+    const edge = (await admin.post('/edges/https', {})).json.id as string;
+    const routeKey = randomUUID();
+    const route = { match_type: 'path_prefix', match: '/' };
+    assert.equal((await admin.post(`/edges/https/${edge}/routes`, route, withKey(routeKey))).status, 201);
+    assert.equal((await admin.delete(`/edges/https/${edge}`)).status, 204);
+    assert.equal((await admin.post(`/edges/https/${edge}/routes`, route, withKey(routeKey))).status, 404);
+  });
+
+  it('never stores a token shown once: a replay shows it null, as a read does, also after the key is deleted', async () => {
+    const api = await h().newAccount();
+    const key = randomUUID();
+    const made = await api.post('/api_keys', { description: 'shown once' }, withKey(key));
+    assert.equal(made.status, 201);
+    const token = made.json.token as string;
+    assert.match(token, /_/);
+    const secret = token.slice(token.lastIndexOf('_') + 1);
+    const replay = await api.post('/api_keys', { description: 'shown once' }, withKey(key));
+    assert.equal(replay.status, 201);
+    assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+    assert.deepEqual(replay.json, { ...made.json, token: null });
+    assert.deepEqual(replay.json, (await api.get(`/api_keys/${made.json.id}`)).json);
+    // Nowhere in the store: the recorded answer, and (SQLite) the database file and its WAL.
+    const rows = await h().deps.store.db.selectFrom('idempotency_keys').select('body').where('account_id', '=', api.info.accountId).execute();
+    assert.equal(rows.length, 1);
+    assert.ok(!rows[0]!.body!.includes(secret));
+    if (h().databaseUrl.startsWith('sqlite:')) {
+      const file = h().databaseUrl.slice('sqlite:'.length);
+      for (const f of [file, `${file}-wal`].filter((f) => fs.existsSync(f))) assert.ok(!fs.readFileSync(f).includes(secret), `${f} holds the token`);
+    }
+    assert.equal((await api.delete(`/api_keys/${made.json.id}`)).status, 204);
+    const afterDelete = await api.post('/api_keys', { description: 'shown once' }, withKey(key));
+    assert.equal(afterDelete.status, 201);
+    assert.equal(afterDelete.json.token, null);
   });
 
   it('a twin waits for the answer of the request that holds the key', async () => {
@@ -219,5 +303,34 @@ describeEachStore('Idempotency-Key', (h: () => Harness) => {
     assert.ok(Date.now() - started >= 250, 'it waited');
     assert.equal(twin.status, 201);
     assert.equal(twin.json.id, probe.json.id, "the holder's answer");
+  });
+});
+
+describe('migration 0017 (Idempotency-Keys per API key) on SQLite', () => {
+  it('drops the rows kept per account, and zeroes what they held in the file', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'edgeplane-mig-'));
+    const store = openStore({ kind: 'sqlite', file: path.join(dir, 'old.db') });
+    try {
+      const migrator = new Migrator({ db: store.db, provider: migrationProvider('sqlite') });
+      assert.equal((await migrator.migrateTo('0016-idempotency-outcome')).error, undefined);
+      const token = `kept_${randomBytes(24).toString('hex')}`;
+      const accountId = 'acct_migration';
+      await sql`insert into accounts (id, name, created_at) values (${accountId}, 'old', '2026-01-01T00:00:00.000Z')`.execute(store.db);
+      // Answers over many pages, as a store in use has them, written through to the file.
+      for (let i = 0; i < 100; i++) {
+        const body = JSON.stringify({ token, description: 'x'.repeat(2000) });
+        await sql`insert into idempotency_keys (account_id, key, request_hash, status, body, created_at, lease_until)
+                  values (${accountId}, ${`k${i}`}, 'h', 201, ${body}, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`.execute(store.db);
+      }
+      await sql`pragma wal_checkpoint(TRUNCATE)`.execute(store.db);
+      assert.equal((await migrator.migrateToLatest()).error, undefined);
+      assert.equal((await store.db.selectFrom('idempotency_keys').selectAll().execute()).length, 0);
+      await sql`pragma wal_checkpoint(TRUNCATE)`.execute(store.db);
+      const file = path.join(dir, 'old.db');
+      for (const f of [file, `${file}-wal`].filter((f) => fs.existsSync(f))) assert.ok(!fs.readFileSync(f).includes(token), `${f} holds the token`);
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

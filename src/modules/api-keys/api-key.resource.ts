@@ -19,6 +19,7 @@ export function apiKeyDefinition(auth: KeyAuthenticator) {
     table: 'api_keys',
     schemas: { resource: ApiKey, create: ApiKeyCreate, update: ApiKeyUpdate },
     immutable: ['owner_id'],
+    shownOnce: ['token'],
     references: [{ column: 'owner_id', kinds: ['user', 'bot_user'], notFound: (id) => errors.ownerNotInAccount({ ownerId: id }), onDelete: 'cascade' }],
 
     authorize(ctx, operation, { row, body }) {
