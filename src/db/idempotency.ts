@@ -1,9 +1,9 @@
 // The store side of Idempotency-Key (src/http/idempotency.ts): claiming a key for a request,
 // recording the answer, and reading it back. A claim is a row, keyed by account, API key and key,
 // so two requests with one key, on any instances, cannot both proceed, and a key is only ever
-// matched for the credential that sent it; a claim whose instance died is
-// taken over once its lease has run out, unless its change had committed (markIdempotentChange):
-// then the request was carried out, and is not carried out again.
+// matched for the credential that sent it. A claim whose instance died is taken over once its
+// lease has run out, unless its change had committed (markIdempotentChange): then the request
+// was carried out, and is not carried out again.
 import type { IdempotencyClaim } from '../core/context.js';
 import type { IdempotencyKeysTable } from './schema.js';
 import { scopedTx, type ScopedDb } from './scoped.js';
