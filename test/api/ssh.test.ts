@@ -273,6 +273,32 @@ describeEachStore('SSH certificate authorities and certificates', (h) => {
     assert.equal((await api.get('/ssh_user_certificates')).json.ssh_user_certificates.length, 3, 'only the good keys');
   });
 
+  it('makes at most 2 RSA CA keys of an account at once: more are 429 1976 with Retry-After, others are answered meanwhile', async () => {
+    const api = await h().newAccount();
+    const other = await h().newAccount();
+    let made = 0;
+    const burst = Array.from({ length: 10 }, () =>
+      api.post('/ssh_certificate_authorities', { private_key_type: 'rsa', key_size: 4096 }).then((res) => {
+        if (res.status === 201) made++;
+        return res;
+      }),
+    );
+    // While the two keys are being made (a second or more each), the account and others are answered.
+    assert.equal((await other.get('/ssh_certificate_authorities')).status, 200);
+    assert.equal((await api.post('/ssh_certificate_authorities', { private_key_type: 'ed25519' })).status, 201, 'Ed25519 is not limited');
+    assert.ok(made < 2, 'answered while an RSA key is still being made');
+    const results = await Promise.all(burst);
+    assert.deepEqual(results.map((r) => r.status).sort(), [201, 201, ...Array<number>(8).fill(429)]);
+    for (const res of results.filter((r) => r.status === 429)) {
+      assert.equal(res.json.error_code, 'ERR_EP_1976');
+      assert.equal(res.headers.get('retry-after'), '2');
+      assert.match(res.json.msg, /already making 2 RSA keys/);
+    }
+    assert.equal((await api.get('/ssh_certificate_authorities')).json.ssh_certificate_authorities.length, 3);
+    const later = await api.post('/ssh_certificate_authorities', { private_key_type: 'rsa', key_size: 2048 });
+    assert.equal(later.status, 201, 'the slots are free again');
+  });
+
   it('updates only description and metadata, and refuses to delete a CA with certificates', async () => {
     const api = await h().newAccount();
     const c = await ca(api);
