@@ -771,6 +771,24 @@ describeEachStore('HTTPS edges', (h) => {
     assert.deepEqual(await modulesOf(h(), r.id), []);
   });
 
+  it('OIDC issuer and SAML nameid_format: a refused value is echoed without the user and password of a URL in it', async () => {
+    const api = await h().newAccount();
+    const e = await edge(api);
+    const r = await route(api, e.id, '/');
+    const rp = `${routes(e.id)}/${r.id}`;
+    for (const issuer of ['https://alice:s3cret-pw@idp.example.com', 'http://alice:s3cret-pw@idp.example.com', 'alice:s3cret-pw@idp.example.com']) {
+      for (const res of [await api.put(`${rp}/oidc`, { ...OIDC, issuer }), await api.patch(rp, { oidc: { ...OIDC, issuer } })]) {
+        assertError(res, 400, 'ERR_EP_215', 'oidc.issuer');
+        assert.ok(!res.text.includes('s3cret-pw') && !res.text.includes('alice'), res.text);
+        assert.ok(res.json.msg.includes('***@idp.example.com'), res.json.msg);
+      }
+    }
+    const saml = await api.put(`${rp}/saml`, { ...SAML, nameid_format: 'https://bob:s3cret-pw@[idp' });
+    assertError(saml, 400, 'ERR_EP_215', 'saml.nameid_format');
+    assert.ok(!saml.text.includes('s3cret-pw') && !saml.text.includes('bob'), saml.text);
+    assert.deepEqual(await modulesOf(h(), r.id), []);
+  });
+
   it('OAuth, OIDC and SAML: on one route of an edge (409 7155 naming it, on create, PATCH and PUT) and one per route (7201; 7202 in one request); another edge is fine', async () => {
     const api = await h().newAccount();
     const [e, f] = [await edge(api), await edge(api)];

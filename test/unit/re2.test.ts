@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { lowerCasedHeaders } from '../../src/lib/http/syntax.js';
+import { withoutCredentials } from '../../src/lib/http/url.js';
 import { re2Problem } from '../../src/lib/regex/re2.js';
 
 describe('re2Problem', () => {
@@ -68,5 +69,19 @@ describe('lowerCasedHeaders', () => {
       { problem: 'value', name: 'x-a' },
     );
     assert.deepEqual(lowerCasedHeaders({ 'X-A': '1', 'x-a': '2' }), { problem: 'duplicate', name: 'x-a' });
+  });
+});
+
+describe('withoutCredentials', () => {
+  it("hides a URL's user and password, even in a value that is no valid URL, and leaves the rest", () => {
+    const cases: [string, string][] = [
+      ['https://alice:s3cret@idp.example.com/x', 'https://***@idp.example.com/x'],
+      ['alice:s3cret@idp.example.com', '***@idp.example.com'],
+      ['https://a@b:p@ss@host/', 'https://***@host/'],
+      ['https://u:p/ss@host/path', 'https://***@host/path'],
+      ['see https://u:p@h and http://h', 'see https://***@h and http://h'],
+      ['https://idp.example.com/realms/x', 'https://idp.example.com/realms/x'],
+    ];
+    for (const [value, shown] of cases) assert.equal(withoutCredentials(value), shown, value);
   });
 });
