@@ -988,7 +988,7 @@ export const catalogue = {
   invalidExpression: entry<{ where: string; rule: string; expression: string; position: string; reason: string }>(
     2200,
     400,
-    'A CEL expression of a traffic policy rule does not parse or type-check against the variables of its phase.',
+    'A CEL expression of a traffic policy rule does not parse or type-check against the variables of its phase, or has a matches pattern RE2 refuses.',
     (a) => `${a.where}, rule '${a.rule}': expression '${a.expression}' is invalid at ${a.position}: ${a.reason}.`,
   ),
   unknownActionType: entry<{ where: string; rule: string; type: string; valid: readonly string[] }>(
