@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parseCidr } from './lib/ip/cidr.js';
 import { parseDomainName } from './lib/dns/names.js';
 import { parseResolverAddress } from './lib/dns/resolver.js';
+import { withoutCredentials } from './lib/http/url.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -222,7 +223,7 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
   if (raw.databaseUrl) {
     if (/^postgres(ql)?:\/\//.test(raw.databaseUrl)) database = { kind: 'postgres', url: raw.databaseUrl };
     else if (raw.databaseUrl.startsWith('sqlite:')) database = { kind: 'sqlite', file: path.resolve(cwd, raw.databaseUrl.slice('sqlite:'.length)) };
-    else problems.push(`EDGEPLANE_DATABASE_URL must start with postgres:// or sqlite:; got '${raw.databaseUrl}'`);
+    else problems.push(`EDGEPLANE_DATABASE_URL must start with postgres:// or sqlite:; got '${withoutCredentials(raw.databaseUrl)}'`);
   }
 
   const databaseTimeouts: Config['databaseTimeouts'] = {
@@ -274,10 +275,11 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
   if (raw.baseUrl) {
     try {
       const u = new URL(raw.baseUrl);
-      if (!['http:', 'https:'].includes(u.protocol) || u.search || u.hash) throw new Error('scheme');
+      // The base URL is written into every `uri` the API answers with: no credentials in it.
+      if (!['http:', 'https:'].includes(u.protocol) || u.search || u.hash || u.username || u.password) throw new Error('scheme');
       baseUrl = u.toString().replace(/\/+$/, '');
     } catch {
-      problems.push(`EDGEPLANE_BASE_URL must be an absolute http(s) address without query; got '${raw.baseUrl}'`);
+      problems.push(`EDGEPLANE_BASE_URL must be an absolute http(s) address without query or credentials; got '${withoutCredentials(raw.baseUrl)}'`);
     }
   } else if (listen) {
     const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host === '0.0.0.0' ? '127.0.0.1' : listen.host;
@@ -341,7 +343,7 @@ function readRateLimit(raw: RawSettings, problems: string[]): Config['rateLimit'
 function readCertificateSettings(raw: RawSettings, cwd: string, problems: string[]): CertificateSettings {
   const acmeDirectoryUrl = raw.acmeDirectoryUrl ?? LETS_ENCRYPT_DIRECTORY;
   if (!/^https?:\/\/[^\s/]+/.test(acmeDirectoryUrl) || !URL.canParse(acmeDirectoryUrl))
-    problems.push(`EDGEPLANE_ACME_DIRECTORY_URL must be an absolute http(s) address; got '${acmeDirectoryUrl}'`);
+    problems.push(`EDGEPLANE_ACME_DIRECTORY_URL must be an absolute http(s) address; got '${withoutCredentials(acmeDirectoryUrl)}'`);
   if ((raw.acmeEabKid === undefined) !== (raw.acmeEabHmacKey === undefined))
     problems.push('EDGEPLANE_ACME_EAB_KID and EDGEPLANE_ACME_EAB_HMAC_KEY must be given together');
   if (raw.acmeEabHmacKey !== undefined && !/^[A-Za-z0-9_-]+={0,2}$/.test(raw.acmeEabHmacKey))

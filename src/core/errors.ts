@@ -509,6 +509,14 @@ export const catalogue = {
     (a) => `ssh_certificate_authority_id '${a.id}' is not an SSH certificate authority (sshca_…) of this account.`,
   ),
   invalidPublicKey: entry<{ reason: string }>(1950, 400, 'public_key is not a supported OpenSSH public key.', (a) => `public_key ${a.reason}.`),
+  sshCaKeysBusy: entry<{ max: number; retryAfter: number }>(
+    1976,
+    429,
+    'The account is already making as many RSA keys for SSH certificate authorities as it may at once; retry after the seconds that Retry-After gives.',
+    (a) =>
+      `This account is already making ${a.max} RSA keys for SSH certificate authorities, as many as it may at once; retry in ${a.retryAfter} s (an Ed25519 or ECDSA CA is made at once).`,
+    (a) => ({ 'Retry-After': String(a.retryAfter) }),
+  ),
   invalidValidity: entry<{ validAfter: string; validUntil: string }>(
     1962,
     400,
@@ -980,7 +988,7 @@ export const catalogue = {
   invalidExpression: entry<{ where: string; rule: string; expression: string; position: string; reason: string }>(
     2200,
     400,
-    'A CEL expression of a traffic policy rule does not parse or type-check against the variables of its phase.',
+    'A CEL expression of a traffic policy rule does not parse or type-check against the variables of its phase, or has a matches pattern RE2 refuses.',
     (a) => `${a.where}, rule '${a.rule}': expression '${a.expression}' is invalid at ${a.position}: ${a.reason}.`,
   ),
   unknownActionType: entry<{ where: string; rule: string; type: string; valid: readonly string[] }>(

@@ -674,6 +674,8 @@ describeEachStore('HTTPS edges', (h) => {
       [{ allow: ['^ok$', '(x+x+)+y'] }, 'allow[1]'],
       [{ allow: ['(.*a){30}'] }, 'allow[0]'],
       [{ deny: ['[unclosed'] }, 'deny[0]'],
+      // RE2 caps a count at 1000; JavaScript would compile it.
+      [{ deny: ['bot/a{1001}'] }, 'deny[0] repeats more than 1000 times ({1001})'],
     ];
     for (const [module, mentions] of bad) {
       await assertError(await api.post(routes(e.id), { match_type: 'path_prefix', match: '/new', user_agent_filter: module }), 400, 'ERR_EP_2090', mentions);
@@ -724,6 +726,67 @@ describeEachStore('HTTPS edges', (h) => {
     await assertError(await api.patch(rp, { policy, traffic_policy: { value: HTTP_DOC } }), 400, 'ERR_EP_7202');
     assert.deepEqual(await modulesOf(h(), r.id), ['traffic_policy']);
     assert.deepEqual(await modulesOf(h(), withPolicy.id), ['policy']);
+  });
+
+  it('traffic_policy and policy on a route: a regular expression RE2 refuses (a count above 1000, nested counts past 1000, a CEL matches pattern) is 400; nothing written', async () => {
+    const api = await h().newAccount();
+    const e = await edge(api);
+    const r = await route(api, e.id, '/');
+    const rp = `${routes(e.id)}/${r.id}`;
+    const rewrite = (from: string) => ({ type: 'url-rewrite', config: { from, to: '/x' } });
+    const cases: [string, Record<string, unknown>, unknown, string, string[]][] = [
+      [
+        'count',
+        { policy: { inbound: [{ name: 'r', actions: [rewrite('/a{1001}')] }] } },
+        'policy',
+        'ERR_EP_2203',
+        ["'/a{1001}'", 'repeats more than 1000 times'],
+      ],
+      [
+        'nested counts',
+        { traffic_policy: { value: JSON.stringify({ on_http_request: [{ actions: [rewrite('(/a{100}){11}')] }] }) } },
+        'traffic_policy',
+        'ERR_EP_2203',
+        ['{100} inside {11}'],
+      ],
+      [
+        'CEL matches',
+        { traffic_policy: { value: JSON.stringify({ on_http_request: [{ expressions: ["req.path.matches('^/v{1001}')"], actions: [{ type: 'deny' }] }] }) } },
+        'traffic_policy',
+        'ERR_EP_2200',
+        ['repeats more than 1000 times', 'line 1, column 18'],
+      ],
+    ];
+    for (const [what, body, module, code, mentions] of cases) {
+      for (const res of [
+        await api.post(routes(e.id), { match_type: 'path_prefix', match: '/new', ...body }),
+        await api.patch(rp, body),
+        await api.put(`${rp}/${module}`, body[module as string]),
+      ]) {
+        assertError(res, 400, code);
+        for (const m of mentions) assert.ok(res.json.msg.includes(m), `${what}: ${res.json.msg} should mention ${m}`);
+      }
+    }
+    assert.deepEqual(await routeIds(h(), e.id), [r.id]);
+    assert.deepEqual(await modulesOf(h(), r.id), []);
+  });
+
+  it('OIDC issuer and SAML nameid_format: a refused value is echoed without the user and password of a URL in it', async () => {
+    const api = await h().newAccount();
+    const e = await edge(api);
+    const r = await route(api, e.id, '/');
+    const rp = `${routes(e.id)}/${r.id}`;
+    for (const issuer of ['https://alice:s3cret-pw@idp.example.com', 'http://alice:s3cret-pw@idp.example.com', 'alice:s3cret-pw@idp.example.com']) {
+      for (const res of [await api.put(`${rp}/oidc`, { ...OIDC, issuer }), await api.patch(rp, { oidc: { ...OIDC, issuer } })]) {
+        assertError(res, 400, 'ERR_EP_215', 'oidc.issuer');
+        assert.ok(!res.text.includes('s3cret-pw') && !res.text.includes('alice'), res.text);
+        assert.ok(res.json.msg.includes('***@idp.example.com'), res.json.msg);
+      }
+    }
+    const saml = await api.put(`${rp}/saml`, { ...SAML, nameid_format: 'https://bob:s3cret-pw@[idp' });
+    assertError(saml, 400, 'ERR_EP_215', 'saml.nameid_format');
+    assert.ok(!saml.text.includes('s3cret-pw') && !saml.text.includes('bob'), saml.text);
+    assert.deepEqual(await modulesOf(h(), r.id), []);
   });
 
   it('OAuth, OIDC and SAML: on one route of an edge (409 7155 naming it, on create, PATCH and PUT) and one per route (7201; 7202 in one request); another edge is fine', async () => {

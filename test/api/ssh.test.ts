@@ -1,7 +1,9 @@
 // SSH certificate authorities and certificates through the API, read back with ssh-keygen -L.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { after, before, it } from 'node:test';
+import { SshWriter } from '../../src/lib/ssh/wire.js';
 import { describeEachStore, type Api } from '../helpers/harness.js';
 import { inspect, keygen, tempDir } from '../helpers/openssh.js';
 
@@ -28,6 +30,16 @@ async function ca(api: Api, body: Record<string, unknown> = {}) {
 }
 
 const HOUR = 3600_000;
+
+/** An odd number of `bytes` bytes whose top bit is set: an RSA exponent or modulus of bytes × 8 bits. */
+function odd(bytes: number): Buffer {
+  const b = randomBytes(bytes);
+  b[0]! |= 0x80;
+  b[bytes - 1]! |= 1;
+  return b;
+}
+const rsaLine = (e: Buffer, n: Buffer) => `ssh-rsa ${new SshWriter().string('ssh-rsa').mpint(e).mpint(n).toBuffer().toString('base64')} made`;
+const F4 = Buffer.from([1, 0, 1]);
 
 describeEachStore('SSH certificate authorities and certificates', (h) => {
   it('creates an Ed25519 CA by default, shows only its public key, and seals the private key', async () => {
@@ -234,6 +246,57 @@ describeEachStore('SSH certificate authorities and certificates', (h) => {
       if (message) assert.match(res.json.msg, message);
     }
     assert.equal((await api.get('/ssh_user_certificates')).json.ssh_user_certificates.length, 1, 'only the first, good certificate');
+  });
+
+  it('certifies RSA keys of 2048 to 16384 bits with an exponent of at most 64 bits, and refuses others (1950) as OpenSSH would', async () => {
+    const api = await h().newAccount();
+    const c = await ca(api);
+    const post = (public_key: string) => api.post('/ssh_user_certificates', { ssh_certificate_authority_id: c.id, public_key });
+    for (const line of [rsaLine(F4, odd(256)), rsaLine(F4, odd(2048)), rsaLine(odd(8), odd(512))]) {
+      const res = await post(line);
+      assert.equal(res.status, 201, res.text);
+    }
+    const refused: [string, RegExp][] = [
+      [rsaLine(F4, odd(8192)), /RSA key of 65536 bits; OpenSSH refuses RSA keys of more than 16384 bits/],
+      [rsaLine(F4, Buffer.concat([Buffer.from([1]), odd(2048)])), /RSA key of 16385 bits/],
+      [rsaLine(odd(1025), odd(256)), /public exponent of 8200 bits; at most 64 bits/],
+      [rsaLine(odd(9), odd(256)), /public exponent of 72 bits/],
+      [rsaLine(Buffer.from([1, 0, 0]), odd(256)), /even or below 3/],
+      [rsaLine(Buffer.from([1]), odd(256)), /even or below 3/],
+    ];
+    for (const [line, message] of refused) {
+      const res = await post(line);
+      assert.equal(res.status, 400, res.text.slice(0, 200));
+      assert.equal(res.json.error_code, 'ERR_EP_1950');
+      assert.match(res.json.msg, message);
+    }
+    assert.equal((await api.get('/ssh_user_certificates')).json.ssh_user_certificates.length, 3, 'only the good keys');
+  });
+
+  it('makes at most 2 RSA CA keys of an account at once: more are 429 1976 with Retry-After, others are answered meanwhile', async () => {
+    const api = await h().newAccount();
+    const other = await h().newAccount();
+    let made = 0;
+    const burst = Array.from({ length: 10 }, () =>
+      api.post('/ssh_certificate_authorities', { private_key_type: 'rsa', key_size: 4096 }).then((res) => {
+        if (res.status === 201) made++;
+        return res;
+      }),
+    );
+    // While the two keys are being made (a second or more each), the account and others are answered.
+    assert.equal((await other.get('/ssh_certificate_authorities')).status, 200);
+    assert.equal((await api.post('/ssh_certificate_authorities', { private_key_type: 'ed25519' })).status, 201, 'Ed25519 is not limited');
+    assert.ok(made < 2, 'answered while an RSA key is still being made');
+    const results = await Promise.all(burst);
+    assert.deepEqual(results.map((r) => r.status).sort(), [201, 201, ...Array<number>(8).fill(429)]);
+    for (const res of results.filter((r) => r.status === 429)) {
+      assert.equal(res.json.error_code, 'ERR_EP_1976');
+      assert.equal(res.headers.get('retry-after'), '2');
+      assert.match(res.json.msg, /already making 2 RSA keys/);
+    }
+    assert.equal((await api.get('/ssh_certificate_authorities')).json.ssh_certificate_authorities.length, 3);
+    const later = await api.post('/ssh_certificate_authorities', { private_key_type: 'rsa', key_size: 2048 });
+    assert.equal(later.status, 201, 'the slots are free again');
   });
 
   it('updates only description and metadata, and refuses to delete a CA with certificates', async () => {

@@ -140,6 +140,14 @@ describeEachStore('traffic policies of TCP edges', (h) => {
         ["inbound, rule 'nope'", "expression 'conn.nope == 'x''", 'line 1, column 6', "'conn' has no field 'nope'"],
       ],
       ['type', { inbound: [rule('typed', ['conn.client_port == "x"'])] }, 400, '2200', ["rule 'typed'", 'line 1, column 1', /'==' .*int and string/]],
+      // The edge compiles a literal matches pattern with RE2.
+      [
+        'matches pattern',
+        { inbound: [rule('re', ["conn.client_ip.matches('(')"])] },
+        400,
+        '2200',
+        ["inbound, rule 're'", 'line 1, column 24', "the pattern '(' of matches is not a valid regular expression"],
+      ],
       ['too long', { inbound: [rule('long', [long])] }, 400, '2211', ["inbound, rule 'long'", '10000 characters', '4096']],
       ['1000 rules', { inbound: Array.from({ length: 1000 }, (_, i) => rule(`r${i}`, [], [{ type: 'log' }])) }, 400, '2209', ['inbound has 1000 rules', '100']],
       ['outbound deny', { outbound: [rule('out', [])] }, 400, '2202', ["outbound, rule 'out'", "'deny'", 'allowed here are log']],
@@ -183,6 +191,13 @@ describeEachStore('traffic policies of TCP edges', (h) => {
       ['not a mapping', { value: 'deny everyone' }, 400, '2212', ['must be a mapping']],
       ['expression on line 2', { value: multiLine }, 400, '2200', ["on_tcp_connect, rule '#2'", 'line 2, column 11', "no field 'nope'"]],
       ['type', doc('      - type: deny\n    expressions: [\'conn.client_port == "x"\']\n'), 400, '2200', ["on_tcp_connect, rule '#1'", 'int and string']],
+      [
+        'matches pattern',
+        doc('      - type: deny\n    expressions: ["conn.client_ip.matches(\'(a{2}){501}\')"]\n'),
+        400,
+        '2200',
+        ["on_tcp_connect, rule '#1'", '{2} inside {501}'],
+      ],
       ['unknown action', doc('      - type: drop\n'), 400, '2201', ["on_tcp_connect, rule '#1'", "'drop'", 'deny, log, restrict-ips']],
       ['no actions', { value: 'on_tcp_connect:\n  - name: idle\n    actions: []\n' }, 400, '2206', ["on_tcp_connect, rule 'idle' has no action"]],
       ['bad CIDR', doc('      - type: restrict-ips\n        config: {deny: [nope]}\n'), 400, '2203', ['on_tcp_connect', "'nope'"]],

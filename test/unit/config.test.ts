@@ -191,6 +191,31 @@ describe('run mode in the config', () => {
   });
 });
 
+describe('config problems never echo a password', () => {
+  it('shows URLs with their user and password replaced, and refuses a base URL with credentials', () => {
+    assert.throws(
+      () =>
+        loadConfig({
+          databaseUrl: 'mysql://admin:db-s3cret@db.internal/ep',
+          baseUrl: 'https://ops:base-s3cret@api.example.com',
+          acmeDirectoryUrl: 'ftp://acme:acme-s3cret@ca.internal/dir',
+        }),
+      (e: unknown) => {
+        assert.ok(e instanceof ConfigError);
+        const text = e.problems.join('\n');
+        for (const secret of ['db-s3cret', 'base-s3cret', 'acme-s3cret', 'admin', 'ops:', 'acme:']) assert.ok(!text.includes(secret), `${secret} in ${text}`);
+        assert.ok(e.problems.includes("EDGEPLANE_DATABASE_URL must start with postgres:// or sqlite:; got 'mysql://***@db.internal/ep'"), text);
+        assert.ok(
+          e.problems.includes("EDGEPLANE_BASE_URL must be an absolute http(s) address without query or credentials; got 'https://***@api.example.com'"),
+          text,
+        );
+        assert.ok(e.problems.includes("EDGEPLANE_ACME_DIRECTORY_URL must be an absolute http(s) address; got 'ftp://***@ca.internal/dir'"), text);
+        return true;
+      },
+    );
+  });
+});
+
 describe('certificate settings in the config', () => {
   it("orders from Let's Encrypt through the system's resolver, with no listener, by default", () => {
     const c = loadConfig({}).certificates;

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { lowerCasedHeaders } from '../../src/lib/http/syntax.js';
+import { withoutCredentials } from '../../src/lib/http/url.js';
 import { re2Problem } from '../../src/lib/regex/re2.js';
 
 describe('re2Problem', () => {
@@ -24,6 +25,33 @@ describe('re2Problem', () => {
     assert.match(re2Problem('[unclosed')!, /^is not a valid regular expression: Unterminated character class/);
     assert.match(re2Problem('(a')!, /Unterminated group/);
   });
+
+  it('refuses counts RE2 refuses: above 1000, or nested so that a part is copied more than 1000 times', () => {
+    for (const pattern of [
+      'a{1000}',
+      'a{2,1000}',
+      '(a{10}){100}',
+      '(?:a{2}){500}',
+      '(a{0}){1000}',
+      '\\p{L}{1000}',
+      '[{1001}]',
+      'a\\{1001\\}',
+      '(a{2}){2}b{1000}',
+    ]) {
+      assert.equal(re2Problem(pattern), undefined, pattern);
+    }
+    assert.equal(re2Problem('a{1001}'), 'repeats more than 1000 times ({1001}); RE2 allows at most 1000');
+    assert.match(re2Problem('a{0,1001}')!, /^repeats more than 1000 times \(\{0,1001\}\)/);
+    assert.match(re2Problem('a{1001,}')!, /^repeats more than 1000 times/);
+    assert.match(re2Problem('(a{11}){100}')!, /^nests counted repetitions \(\{11\} inside \{100\}\) that copy a part more than 1000 times/);
+    assert.match(re2Problem('x(a{10}|b{101}){10}')!, /\{101\} inside \{10\}/);
+    assert.match(re2Problem('a{5}(b{300}){4}')!, /\{300\} inside \{4\}/);
+  });
+
+  it('counts nested groups deeper than the call stack without failing', () => {
+    const deep = `${'('.repeat(20_000)}a${'){1}'.repeat(20_000)}`;
+    assert.equal(re2Problem(deep), undefined);
+  });
 });
 
 describe('lowerCasedHeaders', () => {
@@ -41,5 +69,19 @@ describe('lowerCasedHeaders', () => {
       { problem: 'value', name: 'x-a' },
     );
     assert.deepEqual(lowerCasedHeaders({ 'X-A': '1', 'x-a': '2' }), { problem: 'duplicate', name: 'x-a' });
+  });
+});
+
+describe('withoutCredentials', () => {
+  it("hides a URL's user and password, even in a value that is no valid URL, and leaves the rest", () => {
+    const cases: [string, string][] = [
+      ['https://alice:s3cret@idp.example.com/x', 'https://***@idp.example.com/x'],
+      ['alice:s3cret@idp.example.com', '***@idp.example.com'],
+      ['https://a@b:p@ss@host/', 'https://***@host/'],
+      ['https://u:p/ss@host/path', 'https://***@host/path'],
+      ['see https://u:p@h and http://h', 'see https://***@h and http://h'],
+      ['https://idp.example.com/realms/x', 'https://idp.example.com/realms/x'],
+    ];
+    for (const [value, shown] of cases) assert.equal(withoutCredentials(value), shown, value);
   });
 });

@@ -24,10 +24,106 @@ export function re2Problem(source: string): string | undefined {
   try {
     // Unicode mode, like RE2, refuses unknown escapes such as \q.
     new RegExp(re2AsJavaScript(source), 'u');
-    return undefined;
   } catch (error) {
     return `is not a valid regular expression: ${String((error as Error).message).replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, '')}`;
   }
+  return repeatProblem(source);
+}
+
+/** RE2's (and Go's) largest count in {n}, {n,} and {n,m}, alone and multiplied through nested counts. */
+export const MAX_REPEAT = 1000;
+
+/** A counted repetition ({n}, {n,}, {n,m}) and the counted repetitions inside what it repeats. */
+interface Repeat {
+  count: number;
+  spelled: string;
+  inner: Repeat[];
+}
+
+// Sticky, so that each is tried where the scan is, without copying the rest of the pattern.
+const BRACED_ESCAPE = /\\[pPx]\{[^}]*\}/y;
+const NAMED_CLASS = /\[:\^?[a-z]+:\]/y;
+const COUNT = /\{(\d+)(,(\d*))?\}/y;
+
+/**
+ * Why RE2 would refuse the counts of `source`, which JavaScript compiles: a count above 1000
+ * (`a{1001}`), or counts nested so that the innermost is copied more than 1000 times
+ * (`(a{100}){20}`). The nesting rule is RE2's RepetitionWalker and Go's repeatIsValid: each
+ * count divides what is left of the 1000 (`{n,}` counts n, `{0}` counts nothing).
+ */
+function repeatProblem(source: string): string | undefined {
+  const groups: Repeat[][] = [[]];
+  // What the next quantifier applies to: the counted repetitions inside the last atom.
+  let last: Repeat[] = [];
+  for (let i = 0; i < source.length; i++) {
+    const char = source[i]!;
+    if (char === '\\') {
+      // \p{Greek}, \x{10FFFF}: the braces belong to the escape.
+      BRACED_ESCAPE.lastIndex = i;
+      const braced = BRACED_ESCAPE.exec(source);
+      i += braced ? braced[0].length - 1 : 1;
+      last = [];
+    } else if (char === '[') {
+      // Skip the class: a ] first (or after ^) is literal, [:alpha:] is one item, \ escapes.
+      let j = i + 1;
+      if (source[j] === '^') j++;
+      if (source[j] === ']') j++;
+      while (j < source.length && source[j] !== ']') {
+        if (source[j] === '\\') j++;
+        else if (source.startsWith('[:', j)) {
+          NAMED_CLASS.lastIndex = j;
+          if (NAMED_CLASS.test(source)) j = NAMED_CLASS.lastIndex - 1;
+        }
+        j++;
+      }
+      i = j;
+      last = [];
+    } else if (char === '(') {
+      groups.push([]);
+      last = [];
+    } else if (char === ')') {
+      last = groups.length > 1 ? groups.pop()! : [];
+      groups.at(-1)!.push(...last);
+    } else if (char === '{') {
+      COUNT.lastIndex = i;
+      const counted = COUNT.exec(source);
+      if (!counted) {
+        last = [];
+        continue;
+      }
+      const [spelled, min, comma, max] = counted;
+      if (Number(min) > MAX_REPEAT || (max && Number(max) > MAX_REPEAT))
+        return `repeats more than ${MAX_REPEAT} times (${spelled}); RE2 allows at most ${MAX_REPEAT}`;
+      // The copies RE2 makes: the upper count, or the lower one of {n,}; none for {0}.
+      const count = Number(comma === undefined ? min : max || min);
+      const siblings = groups.at(-1)!;
+      // The atom's own counts (the last ones of its siblings) now sit inside this one.
+      siblings.splice(siblings.length - last.length, last.length);
+      const repeat: Repeat = { count, spelled, inner: last };
+      siblings.push(repeat);
+      last = [repeat];
+      i += spelled.length - 1;
+    } else {
+      last = [];
+    }
+  }
+  // The first count that leaves more copies than allowed, and the count it is inside; walked
+  // with a list rather than recursion, since groups may nest deeper than the call stack.
+  const tooMany = (): [Repeat, Repeat | undefined] | undefined => {
+    const pending: [Repeat, number, Repeat | undefined][] = groups[0]!.map((r) => [r, MAX_REPEAT, undefined]);
+    for (let next = pending.pop(); next; next = pending.pop()) {
+      const [r, left, outer] = next;
+      if (r.count > left) return [r, outer];
+      if (r.count === 0 && !r.spelled.endsWith(',}')) continue;
+      for (const inner of r.inner) pending.push([inner, r.count > 0 ? Math.floor(left / r.count) : left, r]);
+    }
+    return undefined;
+  };
+  const [inner, outer] = tooMany() ?? [];
+  return (
+    inner &&
+    `nests counted repetitions (${inner.spelled} inside ${outer?.spelled}) that copy a part more than ${MAX_REPEAT} times; RE2 allows at most ${MAX_REPEAT} copies`
+  );
 }
 
 /**

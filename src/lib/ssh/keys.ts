@@ -1,6 +1,6 @@
 // SSH public keys: parsing an authorized-keys line into a verified key, and turning a node:crypto
-// key into its SSH blob. Only what a certificate authority of today should accept: RSA of at
-// least 2048 bits, ECDSA on P-256/P-384/P-521, and Ed25519.
+// key into its SSH blob. Only what a certificate authority of today should accept: RSA of 2048
+// to 16384 bits, ECDSA on P-256/P-384/P-521, and Ed25519.
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { SshReader, SshWriter } from './wire.js';
 
@@ -70,6 +70,19 @@ export function authorizedKeysLine(key: SshPublicKey, comment?: string): string 
   return `${key.algorithm} ${key.blob.toString('base64')}${comment ? ` ${comment}` : ''}`;
 }
 
+/**
+ * RSA sizes a certificate authority accepts: 2048 bits at least; at most OpenSSH's
+ * SSH_RSA_MAXIMUM_MODULUS_SIZE, 16384 (sshkey.c refuses larger keys); a public exponent of at
+ * most 64 bits, OpenSSL's OPENSSL_RSA_MAX_PUBEXP_BITS, past which it refuses to verify with keys
+ * above 3072 bits (real keys use 65537, 17 bits).
+ */
+export const RSA_MIN_BITS = 2048;
+export const RSA_MAX_BITS = 16384;
+export const RSA_MAX_EXPONENT_BITS = 64;
+
+/** The bits of an unsigned big-endian integer without leading zero bytes. */
+const bitLength = (b: Buffer) => (b.length === 0 ? 0 : (b.length - 1) * 8 + (32 - Math.clz32(b[0]!)));
+
 function unsigned(b: Buffer): Buffer {
   let i = 0;
   while (i < b.length - 1 && b[i] === 0) i++;
@@ -114,9 +127,17 @@ export function parseAuthorizedKey(line: string): SshPublicKey {
     } else if (algorithm === 'ssh-rsa') {
       const e = unsigned(r.string());
       const n = unsigned(r.string());
+      // What OpenSSH and OpenSSL would refuse to use, refused before it gets a certificate.
+      const bits = bitLength(n);
+      if (bits < RSA_MIN_BITS) throw new KeyError(`is an RSA key of ${bits} bits; RSA keys must have at least ${RSA_MIN_BITS} bits`);
+      if (bits > RSA_MAX_BITS) throw new KeyError(`is an RSA key of ${bits} bits; OpenSSH refuses RSA keys of more than ${RSA_MAX_BITS} bits`);
+      if (bitLength(e) > RSA_MAX_EXPONENT_BITS)
+        throw new KeyError(
+          `has an RSA public exponent of ${bitLength(e)} bits; at most ${RSA_MAX_EXPONENT_BITS} bits are accepted (OpenSSL refuses larger ones)`,
+        );
+      if (bitLength(e) < 2 || e[e.length - 1]! % 2 === 0 || n[n.length - 1]! % 2 === 0)
+        throw new KeyError('has an RSA exponent or modulus that is even or below 3, which no working RSA key has');
       key = createPublicKey({ key: { kty: 'RSA', n: n.toString('base64url'), e: e.toString('base64url') }, format: 'jwk' });
-      const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
-      if (bits < 2048) throw new KeyError(`is an RSA key of ${bits} bits; RSA keys must have at least 2048 bits`);
     } else {
       throw new KeyError(`uses the unsupported algorithm '${algorithm.slice(0, 40)}'; use ssh-ed25519, ecdsa-sha2-nistp256/384/521 or ssh-rsa`);
     }

@@ -13,6 +13,7 @@ import type { CertificateSettings } from '../../config.js';
 import { findAcmeAccount, keepAcmeAccount, publishChallenge, setAcmeAccountUrl, withdrawChallenges, type ChallengeType } from '../../db/acme.js';
 import type { Store } from '../../db/store.js';
 import type { Sealer } from '../../lib/crypto/sealer.js';
+import { withoutCredentials } from '../../lib/http/url.js';
 import { CertificateProblem, isDnsProblemType } from './certificate-problems.js';
 
 const generate = promisify(generateKeyPair);
@@ -81,7 +82,7 @@ function reportUnreachable(): void {
     rejected: (error: Rejected) => {
       if (error?.response) return Promise.reject(error);
       const what = [error?.code, error?.message].filter(Boolean).join(': ') || 'no response';
-      return Promise.reject(new Error(`the ACME server did not answer ${error?.config?.url ?? ''} (${what})`));
+      return Promise.reject(new Error(`the ACME server did not answer ${withoutCredentials(error?.config?.url ?? '')} (${what})`));
     },
     synchronous: false,
     runWhen: null,

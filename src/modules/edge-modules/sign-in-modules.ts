@@ -12,6 +12,7 @@ import type { ModuleDefinition } from '../../crud/modules.js';
 import type { Sealer } from '../../lib/crypto/sealer.js';
 import { x509 } from '../../lib/crypto/x509.js';
 import { isToken } from '../../lib/http/syntax.js';
+import { withoutCredentials } from '../../lib/http/url.js';
 import { Enabled } from './edge-modules.js';
 
 const Strings = (maxLength: number, maxItems: number, description: string) =>
@@ -217,7 +218,7 @@ type OidcValue = Session & { issuer: string; client_id: string; client_secret_se
 function checkIssuer(issuer: string): string {
   const url = URL.canParse(issuer) ? new URL(issuer) : undefined;
   if (url?.protocol !== 'https:' || url.username !== '' || url.password !== '')
-    throw errors.invalidField({ field: 'oidc.issuer', problem: `must be an https URL without credentials; got '${issuer.slice(0, 80)}'` });
+    throw errors.invalidField({ field: 'oidc.issuer', problem: `must be an https URL without credentials; got '${withoutCredentials(issuer).slice(0, 80)}'` });
   return issuer;
 }
 
@@ -347,7 +348,10 @@ type ParsedSaml = Omit<SamlValue, 'request_signing_certificate_pem' | 'request_s
 
 function checkNameIdFormat(format: string): string {
   if (!URL.canParse(format))
-    throw errors.invalidField({ field: 'saml.nameid_format', problem: `must be a URI (urn:oasis:names:tc:SAML:…); got '${format.slice(0, 80)}'` });
+    throw errors.invalidField({
+      field: 'saml.nameid_format',
+      problem: `must be a URI (urn:oasis:names:tc:SAML:…); got '${withoutCredentials(format).slice(0, 80)}'`,
+    });
   return format;
 }
 

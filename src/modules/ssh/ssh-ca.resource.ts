@@ -1,6 +1,8 @@
 // SSH certificate authorities. The key pair is made off the event loop (node:crypto's
 // asynchronous generateKeyPair runs on the thread pool) and before the transaction; the
-// private key is sealed with the master key and never leaves the server.
+// private key is sealed with the master key and never leaves the server. An RSA key takes
+// seconds of a thread pool thread (the pool has 4 by default, shared with file and DNS work),
+// so an account makes at most a few at once in each process and is told to retry past that.
 import { createPrivateKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import { errors } from '../../core/errors.js';
@@ -19,6 +21,26 @@ async function newCaKey(type: 'rsa' | 'ecdsa' | 'ed25519', curve: keyof typeof C
   if (type === 'ed25519') return (await generate('ed25519')).privateKey;
   if (type === 'ecdsa') return (await generate('ec', { namedCurve: CURVES[curve].jwk })).privateKey;
   return (await generate('rsa', { modulusLength: bits })).privateKey;
+}
+
+/** RSA keys an account may have in the making at once, per process; more are 429 1976. */
+export const RSA_KEYS_AT_ONCE = 2;
+/** Seconds to wait before retrying: about what one RSA-4096 key takes here. */
+const RSA_RETRY_AFTER = 2;
+const rsaKeysInTheMaking = new Map<string, number>();
+
+/** `newCaKey` for an RSA key, counted against the account's keys in the making. */
+async function newRsaKey(accountId: string, bits: number): Promise<KeyObject> {
+  const making = rsaKeysInTheMaking.get(accountId) ?? 0;
+  if (making >= RSA_KEYS_AT_ONCE) throw errors.sshCaKeysBusy({ max: RSA_KEYS_AT_ONCE, retryAfter: RSA_RETRY_AFTER });
+  rsaKeysInTheMaking.set(accountId, making + 1);
+  try {
+    return await newCaKey('rsa', 'p256', bits);
+  } finally {
+    const left = rsaKeysInTheMaking.get(accountId)! - 1;
+    if (left === 0) rsaKeysInTheMaking.delete(accountId);
+    else rsaKeysInTheMaking.set(accountId, left);
+  }
 }
 
 export interface CaKey {
@@ -59,13 +81,13 @@ export function sshCertificateAuthorityDefinition(sealer: Sealer) {
     schemas: { resource: SshCertificateAuthority, create: SshCertificateAuthorityCreate, update: SshCertificateAuthorityUpdate },
     inUse: (id, certificates) => errors.sshCaInUse({ id, certificates }),
 
-    async prepare(_ctx, body) {
+    async prepare(ctx, body) {
       const type = body.private_key_type ?? 'ed25519';
       if (body.key_size !== undefined && type !== 'rsa') throw errors.keySizeNotForType({ type });
       if (body.elliptic_curve !== undefined && type !== 'ecdsa') throw errors.curveNotForType({ type });
       const bits = body.key_size ?? 4096;
       if (bits !== 2048 && bits !== 4096) throw errors.invalidKeySize({ value: bits });
-      const key = await newCaKey(type, body.elliptic_curve ?? 'p256', bits);
+      const key = type === 'rsa' ? await newRsaKey(ctx.scope.accountId, bits) : await newCaKey(type, body.elliptic_curve ?? 'p256', bits);
       const id = newId('sshca');
       const pem = key.export({ type: 'pkcs8', format: 'pem' }) as string;
       return {

@@ -15,7 +15,8 @@
 // schema crashes the registration and is not the built-in timestamp type, so timestamp fields
 // are declared as `google.protobuf.Timestamp` (which is); and the functions are declared with a
 // handler that refuses to run, since nothing here evaluates.
-import { Environment, type ObjectSchema } from '@marcbachmann/cel-js';
+import { Environment, type ASTNode, type ObjectSchema } from '@marcbachmann/cel-js';
+import { re2Problem } from '../../lib/regex/re2.js';
 
 /** A phase's variables (top-level names → nested fields → CEL type names), function signatures and named object types. */
 interface EnvironmentSpec {
@@ -206,6 +207,30 @@ function reasonOf(spec: EnvironmentSpec, expression: string, error: LibraryError
   return clip(text.charAt(0).toLowerCase() + text.slice(1), 200);
 }
 
+/**
+ * The first `x.matches('literal')` whose pattern the edge's RE2 would refuse, with why. Only a
+ * literal pattern can be checked here; one built at run time (`x.matches(y)`) is the edge's to
+ * refuse. The library has no function form `matches(x, p)`: type checking refuses it.
+ */
+function badPattern(ast: ASTNode): { offset: number; reason: string } | undefined {
+  const pending: unknown[] = [ast];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (Array.isArray(node)) pending.push(...(node as unknown[]));
+    if (typeof node !== 'object' || node === null || !('op' in node)) continue;
+    const { op, args } = node as ASTNode;
+    if (op === 'rcall' && args[0] === 'matches') {
+      const pattern = args[2][0];
+      if (pattern?.op === 'value' && typeof pattern.args === 'string') {
+        const problem = re2Problem(pattern.args);
+        if (problem) return { offset: pattern.start, reason: `the pattern '${clip(pattern.args, 40)}' of matches ${clip(problem, 160)}` };
+      }
+    }
+    if (typeof args === 'object') pending.push(args);
+  }
+  return undefined;
+}
+
 /** Parses and type-checks `expression` in the environment `env`; gives its CEL type when it is valid. */
 function check(expression: string, env: CelEnvName): { ok: true; type: string } | Extract<CheckResult, { ok: false }> {
   const spec: EnvironmentSpec = SPECS[env];
@@ -215,6 +240,9 @@ function check(expression: string, env: CelEnvName): { ok: true; type: string } 
     const offset = error.range?.start ?? error.node?.pos ?? 0;
     return { ok: false, position: positionOf(expression, offset), reason: reasonOf(spec, expression, error, offset) };
   }
+  // The edge compiles a matches pattern with RE2; one it would refuse must not be stored.
+  const bad = expression.includes('matches') ? badPattern(ENVIRONMENTS[env].parse(expression).ast) : undefined;
+  if (bad) return { ok: false, position: positionOf(expression, bad.offset), reason: bad.reason };
   return { ok: true, type: String(result.type) };
 }
 
