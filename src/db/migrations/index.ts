@@ -17,6 +17,7 @@ import { certificateAutomation } from './0013-certificate-automation.js';
 import { idempotencyKeys } from './0014-idempotency-keys.js';
 import { auditEvents } from './0015-audit-events.js';
 import { idempotencyOutcome } from './0016-idempotency-outcome.js';
+import { agentIngressReversed } from './0017-agent-ingress-reversed.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -38,6 +39,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0014-idempotency-keys': idempotencyKeys(dialect),
         '0015-audit-events': auditEvents(dialect),
         '0016-idempotency-outcome': idempotencyOutcome(dialect),
+        '0017-agent-ingress-reversed': agentIngressReversed(dialect),
       };
     },
   };
