@@ -776,6 +776,26 @@ export const catalogue = {
     'Another account has an agent ingress on the domain.',
     (a) => `domain '${a.value}' is an agent ingress of another account.`,
   ),
+  // An agent ingress domain, and every name under it, belongs to the account of the ingress.
+  domainInOthersIngress: entry<{ value: string }>(
+    454,
+    409,
+    "The domain is another account's agent ingress domain, is under one, or (a wildcard) covers one.",
+    (a) => `domain '${a.value}' overlaps an agent ingress domain of another account, which holds that domain and every name under it.`,
+  ),
+  ingressUnderOthers: entry<{ value: string }>(
+    455,
+    409,
+    "The agent ingress domain is under another account's agent ingress domain, or covered by another account's wildcard reservation.",
+    (a) => `agent ingress domain '${a.value}' is under an agent ingress domain, or a wildcard reserved domain, of another account.`,
+  ),
+  ingressOverOthers: entry<{ value: string }>(
+    456,
+    409,
+    'Another account has reserved the domain, or holds a reserved domain or an agent ingress under it.',
+    (a) =>
+      `agent ingress domain '${a.value}' has names of another account at or under it (a reserved domain or an agent ingress); an agent ingress domain and every name under it belong to one account.`,
+  ),
 
   // TLS certificates
   caNotSingle: entry<{ count: number }>(

@@ -66,24 +66,44 @@ export async function withdrawChallenges(store: Store, ids: readonly string[], n
   );
 }
 
-/** The values served for a challenge name now (several TXT records may share one DNS name). */
-export async function challengeValues(store: Store, type: ChallengeType, name: string, now: Date): Promise<string[]> {
-  const rows = await store.reader
+/**
+ * The values served for a challenge name now (several TXT records may share one DNS name); with
+ * `accountId`, only those published for a reserved domain or agent ingress of that account.
+ */
+export async function challengeValues(store: Store, type: ChallengeType, name: string, now: Date, accountId?: string): Promise<string[]> {
+  let query = store.reader
     .selectFrom('acme_challenges')
     .select('value')
     .where('type', '=', type)
     .where('name', '=', name)
-    .where('expires_at', '>', now.toISOString())
-    .orderBy('id')
-    .execute();
+    .where('expires_at', '>', now.toISOString());
+  if (accountId !== undefined) {
+    query = query.where((eb) =>
+      eb.or([
+        eb('subject_id', 'in', eb.selectFrom('agent_ingresses').select('id').where('account_id', '=', accountId)),
+        eb('subject_id', 'in', eb.selectFrom('reserved_domains').select('id').where('account_id', '=', accountId)),
+      ]),
+    );
+  }
+  const rows = await query.orderBy('id').execute();
   return rows.map((r) => r.value);
 }
 
-/** Of these names, the longest that is an agent ingress domain (delegated to the service), in any account. */
-export async function delegatedDomain(store: Store, candidates: readonly string[]): Promise<string | undefined> {
+/**
+ * The delegated zone of the agent ingress domains among `candidates` (the names a queried name is
+ * at or under), and the account it is answered for. The outermost ingress decides the account, as
+ * its domain and every name under it are that account's; the zone is that account's innermost
+ * ingress (an account may nest its own). Another account's ingress inside it, which a store
+ * written before that rule may hold, is no zone: its names are answered from the outer one.
+ */
+export async function delegatedZone(store: Store, candidates: readonly string[]): Promise<{ domain: string; accountId: string } | undefined> {
   if (candidates.length === 0) return undefined;
-  const rows = await store.reader.selectFrom('agent_ingresses').select('domain').where('domain', 'in', candidates).execute();
-  return rows.map((r) => r.domain).sort((a, b) => b.length - a.length)[0];
+  const rows = await store.reader.selectFrom('agent_ingresses').select(['domain', 'account_id']).where('domain', 'in', candidates).execute();
+  if (rows.length === 0) return undefined;
+  rows.sort((a, b) => a.domain.length - b.domain.length);
+  const accountId = rows[0]!.account_id;
+  const own = rows.filter((row) => row.account_id === accountId);
+  return { domain: own[own.length - 1]!.domain, accountId };
 }
 
 /** A resource under automatic certificate management, with its certificate's expiry: for operators' reports. */

@@ -228,7 +228,10 @@ export interface AgentIngressesTable extends CertificateManagementColumns {
   description: string;
   metadata: string;
   created_at: string;
+  /** Lower case, A-labels, no trailing dot; unique across accounts. */
   domain: string;
+  /** The labels in reverse order (`com.example.app`), for the names under it. */
+  domain_reversed: string;
   /** The certificate issued for it under its policy; null before the first. */
   certificate_id: string | null;
 }

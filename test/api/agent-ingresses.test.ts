@@ -129,6 +129,98 @@ describeEachStore('agent ingresses', (h) => {
     assert.deepEqual(await stored(api, mine.id), mine, 'the holder is unchanged');
   });
 
+  it("another account's ingress under an ingress domain is 455, revealing nothing; siblings and the ingress's parent are free", async () => {
+    const owner = await h().newAccount();
+    const other = await h().newAccount();
+    const parent = domain();
+    const x = `connect.${parent}`;
+    const mine = await ingress(owner, { domain: x });
+    for (const nested of [`tunnel.us.${x}`, `a.${x}`]) {
+      const res = await other.post('/agent_ingresses', { domain: nested });
+      await assertError(res, 409, 'ERR_EP_455', nested);
+      for (const secret of [mine.id, owner.info.accountId, owner.info.userId]) assert.ok(!res.text.includes(secret), res.text);
+    }
+    assert.equal(await count(other), 0, 'nothing written');
+    assert.equal((await ingress(other, { domain: `sibling.${parent}` })).domain, `sibling.${parent}`);
+    assert.equal((await owner.delete(`/agent_ingresses/${mine.id}`)).status, 204);
+    assert.equal((await ingress(other, { domain: `tunnel.us.${x}` })).domain, `tunnel.us.${x}`, 'free once the ingress is deleted');
+  });
+
+  it("an ingress over another account's names: 456 for its reserved domain or wildcard at or under it and its ingress under it, 455 under its wildcard", async () => {
+    const owner = await h().newAccount();
+    const other = await h().newAccount();
+    const [a, b, c, d, e] = [domain(), domain(), domain(), domain(), domain()];
+    const held = [
+      await created(other, '/reserved_domains', { domain: a }),
+      await created(other, '/reserved_domains', { domain: `app.${b}` }),
+      await created(other, '/reserved_domains', { domain: `*.q.${c}` }),
+      await ingress(other, { domain: `sub.${d}` }),
+      await created(other, '/reserved_domains', { domain: `*.${e}` }),
+    ];
+    for (const [name, code] of [
+      [a, 'ERR_EP_456'],
+      [b, 'ERR_EP_456'],
+      [c, 'ERR_EP_456'],
+      [d, 'ERR_EP_456'],
+      [e, 'ERR_EP_456'],
+      [`x.${e}`, 'ERR_EP_455'],
+      [`x.y.${e}`, 'ERR_EP_455'],
+    ]) {
+      const res = await owner.post('/agent_ingresses', { domain: name });
+      await assertError(res, 409, code, name);
+      for (const secret of [...held.map((r) => r.id), other.info.accountId]) assert.ok(!res.text.includes(secret), res.text);
+    }
+    assert.equal(await count(owner), 0, 'nothing written');
+    // A plain reserved name holds only itself: an ingress under it, or beside one, is free.
+    assert.equal((await ingress(owner, { domain: `tunnel.${a}` })).domain, `tunnel.${a}`);
+    assert.equal((await ingress(owner, { domain: `other.${b}` })).domain, `other.${b}`);
+  });
+
+  it('an account nests its own names: an ingress under its own ingress, and one over its own reserved domains and ingresses', async () => {
+    const api = await h().newAccount();
+    const x = domain();
+    await ingress(api, { domain: x });
+    assert.equal((await ingress(api, { domain: `tunnel.us.${x}` })).domain, `tunnel.us.${x}`);
+    assert.equal((await created(api, '/reserved_domains', { domain: `app.${x}` })).domain, `app.${x}`);
+    assert.equal((await created(api, '/reserved_domains', { domain: `*.${x}` })).domain, `*.${x}`);
+    assert.equal((await created(api, '/reserved_domains', { domain: x })).domain, x, 'the same name as a reserved domain too');
+    const y = domain();
+    await created(api, '/reserved_domains', { domain: `*.${y}` });
+    await created(api, '/reserved_domains', { domain: `app.b.${y}` });
+    await ingress(api, { domain: `deep.b.${y}` });
+    assert.equal((await ingress(api, { domain: `b.${y}` })).domain, `b.${y}`);
+    assert.equal((await ingress(api, { domain: y })).domain, y);
+  });
+
+  it('gives an ingress domain and a name under it to one account only, when two accounts create them at once', async () => {
+    const [a, b] = [await h().newAccount(), await h().newAccount()];
+    const rounds = 60;
+    const outcomes = new Map<string, number>();
+    for (let round = 0; round < rounds; round++) {
+      const x = `r${round}-${randomBytes(3).toString('hex')}.example.com`;
+      // Alternate who asks for the ingress, and what the other asks for under it.
+      const [ingressOwner, nameOwner] = round % 2 === 0 ? [a, b] : [b, a];
+      const [path, name] = (
+        [
+          ['/reserved_domains', `app.${x}`],
+          ['/reserved_domains', `*.${x}`],
+          ['/agent_ingresses', `tunnel.us.${x}`],
+        ] as const
+      )[round % 3]!;
+      const [outer, inner] = await Promise.all([ingressOwner.post('/agent_ingresses', { domain: x }), nameOwner.post(path, { domain: name })]);
+      const key = `${outer.status}/${inner.status}`;
+      outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+      assert.ok(key === '201/409' || key === '409/201', `exactly one wins (${key}): ${outer.text} ${inner.text}`);
+      const expected = outer.status === 409 ? 'ERR_EP_456' : path === '/agent_ingresses' ? 'ERR_EP_455' : 'ERR_EP_454';
+      assert.equal((outer.status === 409 ? outer : inner).json.error_code, expected);
+    }
+    const db = h().deps.store.db;
+    const accounts = [a.info.accountId, b.info.accountId];
+    const ingresses = await db.selectFrom('agent_ingresses').select('domain').where('account_id', 'in', accounts).execute();
+    const reserved = await db.selectFrom('reserved_domains').select('domain').where('account_id', 'in', accounts).execute();
+    assert.equal(ingresses.length + reserved.length, rounds, `one name a round (outcomes: ${JSON.stringify([...outcomes])})`);
+  });
+
   it('PATCH: description and metadata change, the domain is fixed (251)', async () => {
     const api = await h().newAccount();
     const ai = await ingress(api, { domain: domain(), description: 'a', metadata: 'm1' });

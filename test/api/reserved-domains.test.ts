@@ -149,6 +149,35 @@ describeEachStore('reserved domains', (h) => {
     assert.equal((await rd(a, `*.${y}`)).domain, `*.${y}`);
   });
 
+  it("refuses a name at or under another account's agent ingress domain, or a wildcard at, under or over it (454), revealing nothing", async () => {
+    const a = await h().newAccount();
+    const b = await h().newAccount();
+    const parent = base();
+    const x = `connect.${parent}`;
+    const ingress = await created(a, '/agent_ingresses', { domain: x });
+    for (const domain of [x, `app.${x}`, `a.b.${x}`, `*.${x}`, `*.b.${x}`, `*.${parent}`]) {
+      const res = await b.post('/reserved_domains', { domain });
+      await assertError(res, 409, 'ERR_EP_454', domain);
+      revealsNothingOf(res.json.msg, a, [ingress.id]);
+    }
+    assert.equal(await count(b), 0, 'nothing written');
+    // Its parent (a plain name holds only itself) and a sibling stay free.
+    assert.equal((await rd(b, parent)).domain, parent);
+    assert.equal((await rd(b, `other.${parent}`)).domain, `other.${parent}`);
+    // The ingress's own account reserves under it as before.
+    for (const domain of [x, `app.${x}`, `*.${x}`]) assert.equal((await rd(a, domain)).domain, domain);
+  });
+
+  it("frees the names under another account's agent ingress domain when the ingress is deleted", async () => {
+    const a = await h().newAccount();
+    const b = await h().newAccount();
+    const x = base();
+    const ingress = await created(a, '/agent_ingresses', { domain: x });
+    await assertError(await b.post('/reserved_domains', { domain: `app.${x}` }), 409, 'ERR_EP_454');
+    assert.equal((await a.delete(`/agent_ingresses/${ingress.id}`)).status, 204);
+    assert.equal((await rd(b, `app.${x}`)).domain, `app.${x}`);
+  });
+
   it('gives own names a CNAME target, own wildcards an ACME one too, and service-owned names neither', async () => {
     const api = await h().newAccount();
     const own = await rd(api, base());

@@ -18,6 +18,7 @@ import { idempotencyKeys } from './0014-idempotency-keys.js';
 import { auditEvents } from './0015-audit-events.js';
 import { idempotencyOutcome } from './0016-idempotency-outcome.js';
 import { idempotencyCredential } from './0017-idempotency-credential.js';
+import { agentIngressReversed } from './0018-agent-ingress-reversed.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -40,6 +41,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0015-audit-events': auditEvents(dialect),
         '0016-idempotency-outcome': idempotencyOutcome(dialect),
         '0017-idempotency-credential': idempotencyCredential(dialect),
+        '0018-agent-ingress-reversed': agentIngressReversed(dialect),
       };
     },
   };

@@ -1,6 +1,8 @@
 // Agent ingresses: a domain of the user's, delegated to the service's nameservers, under which
 // agents connect at tunnel.<region>.<domain>. The domain is unique across accounts and may not
-// be the service's own. Its uri is a path, as the spec shows; the list's is absolute.
+// be the service's own. The domain and every name under it belong to the ingress's account: no
+// other account's reserved domain or ingress may be at, under or (a wildcard) over it. Its uri is
+// a path, as the spec shows; the list's is absolute.
 import type { DomainSettings } from '../../config.js';
 import { errors } from '../../core/errors.js';
 import { describedChanges, describedColumns } from '../../core/schema.js';
@@ -13,7 +15,7 @@ import {
   policyChanges,
   readPolicy,
 } from '../certificate-management/certificate-management.js';
-import { checkNameFree, readDomain, serviceOwner } from '../reserved-domains/domain-names.js';
+import { checkIngressOwnsItsNames, checkNameFree, readDomain, reversedName, serviceOwner } from '../reserved-domains/domain-names.js';
 import { regionDomains } from '../certificate-management/certificate-subjects.js';
 import { AgentIngress, AgentIngressCreate, AgentIngressUpdate } from './agent-ingress.schema.js';
 
@@ -37,7 +39,14 @@ export function agentIngressDefinition(settings: DomainSettings) {
       if (base !== undefined) throw errors.ingressUnderServiceDomain({ value: name, base });
       const policy = body.certificate_management_policy ? readPolicy(body.certificate_management_policy) : undefined;
       return {
-        row: { ...describedColumns(body), domain: name, certificate_id: null, ...NO_MANAGEMENT, ...(policy && policyChanges(undefined, policy, ctx.now)) },
+        row: {
+          ...describedColumns(body),
+          domain: name,
+          domain_reversed: reversedName(name),
+          certificate_id: null,
+          ...NO_MANAGEMENT,
+          ...(policy && policyChanges(undefined, policy, ctx.now)),
+        },
       };
     },
 
@@ -49,11 +58,13 @@ export function agentIngressDefinition(settings: DomainSettings) {
     detach: { certificate_management_policy: () => NO_MANAGEMENT },
 
     hooks: {
-      beforeCreate: (db, _ctx, row) =>
-        checkNameFree(db, 'agent_ingresses', row.domain, {
+      async beforeCreate(db, _ctx, row) {
+        await checkNameFree(db, 'agent_ingresses', row.domain, {
           mine: (id) => errors.ingressTakenByYou({ value: row.domain, id }),
           other: () => errors.ingressTakenByOther({ value: row.domain }),
-        }),
+        });
+        await checkIngressOwnsItsNames(db, row.domain);
+      },
       afterWrite: followCertificateChange,
       onUniqueViolation: (target, row) => (target === 'agent_ingresses_domain_key' ? errors.ingressTakenByOther({ value: String(row.domain) }) : undefined),
     },

@@ -85,8 +85,31 @@ export function reversedName(name: string): string {
   return name.split('.').reverse().join('.');
 }
 
+/** The names `name` is strictly under, but its top-level domain: `a.b.example.com` → `b.example.com`, `example.com`. */
+export function parentsOf(name: string): string[] {
+  const labels = name.split('.');
+  return labels.slice(1, -1).map((_, i) => labels.slice(i + 1).join('.'));
+}
+
+/** The `domain_reversed` range of exactly the names strictly under `name` ('/' is the character after '.'). */
+export function reversedRangeUnder(name: string): { from: string; to: string } {
+  const reversed = reversedName(name);
+  return { from: `${reversed}.`, to: `${reversed}/` };
+}
+
 /**
- * A name unique across all accounts is free: under the lock across accounts for the table (held
+ * Makes this transaction the only one, across accounts, reserving a domain or creating an agent
+ * ingress, until it ends: the checks between the two kinds read both tables. Both locks, always in
+ * this order, so that two writers never wait for each other in a circle, and an instance of an
+ * earlier version (which takes only its own table's) still waits for this one.
+ */
+async function serializeNames(db: ScopedDb): Promise<void> {
+  await db.serializeAcrossAccounts('reserved_domains');
+  await db.serializeAcrossAccounts('agent_ingresses');
+}
+
+/**
+ * A name unique across all accounts is free: under the lock across accounts for domain names (held
  * to the end of the transaction, so that the checks that follow hold too), not this account's
  * (`mine`, naming the holder) and no other account's (`other`, naming nothing of it).
  */
@@ -96,8 +119,37 @@ export async function checkNameFree(
   name: string,
   taken: { mine(id: string): ApiError; other(): ApiError },
 ): Promise<void> {
-  await db.serializeAcrossAccounts(table);
+  await serializeNames(db);
   const [mine] = await db.select(table, { domain: name });
   if (mine) throw taken.mine(mine.id);
   if (await db.heldByOthers(table, 'domain', { equal: [name] })) throw taken.other();
+}
+
+// An agent ingress domain, and every name under it, belongs to the ingress's account (the service
+// answers DNS for all of it on that account's behalf): no other account reserves or makes an
+// ingress of a name there, and no ingress goes over names another account holds. An account's own
+// names may nest. Both checks run after checkNameFree, under its lock.
+
+/** A reserved domain (for a wildcard, its base) is not at or under another account's agent ingress domain, nor (a wildcard) over one. */
+export async function checkOutsideOthersIngresses(db: ScopedDb, name: string): Promise<void> {
+  const wildcard = name.startsWith('*.');
+  const base = wildcard ? name.slice(2) : name;
+  const overlaps =
+    (await db.heldByOthers('agent_ingresses', 'domain', { equal: [base, ...parentsOf(base)] })) ??
+    (wildcard ? await db.heldByOthers('agent_ingresses', 'domain_reversed', reversedRangeUnder(base)) : undefined);
+  if (overlaps !== undefined) throw errors.domainInOthersIngress({ value: name });
+}
+
+/** An agent ingress domain is under no other account's ingress or wildcard, and has no other account's names at or under it. */
+export async function checkIngressOwnsItsNames(db: ScopedDb, domain: string): Promise<void> {
+  const parents = parentsOf(domain);
+  const over =
+    (await db.heldByOthers('agent_ingresses', 'domain', { equal: parents })) ??
+    (await db.heldByOthers('reserved_domains', 'domain', { equal: parents.map((parent) => `*.${parent}`) }));
+  if (over !== undefined) throw errors.ingressUnderOthers({ value: domain });
+  const under =
+    (await db.heldByOthers('reserved_domains', 'domain', { equal: [domain] })) ??
+    (await db.heldByOthers('reserved_domains', 'domain_reversed', reversedRangeUnder(domain))) ??
+    (await db.heldByOthers('agent_ingresses', 'domain_reversed', reversedRangeUnder(domain)));
+  if (under !== undefined) throw errors.ingressOverOthers({ value: domain });
 }

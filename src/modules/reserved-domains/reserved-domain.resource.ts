@@ -21,7 +21,16 @@ import {
   readPolicy,
   type CertPolicyBody,
 } from '../certificate-management/certificate-management.js';
-import { checkNameFree, randomTarget, readDomain, reversedName, serviceBaseOf } from './domain-names.js';
+import {
+  checkNameFree,
+  checkOutsideOthersIngresses,
+  parentsOf,
+  randomTarget,
+  readDomain,
+  reversedName,
+  reversedRangeUnder,
+  serviceBaseOf,
+} from './domain-names.js';
 import { ReservedDomain, ReservedDomainCreate, ReservedDomainUpdate } from './reserved-domain.schema.js';
 
 const ENDPOINT_CONFIGURATION_FIELDS = [
@@ -29,24 +38,23 @@ const ENDPOINT_CONFIGURATION_FIELDS = [
   { column: 'https_endpoint_configuration_id', type: 'https' },
 ] as const;
 
-/** Throws 413/414/417 when the name, or a name it overlaps through a wildcard, is already reserved. */
+/** Throws 413/414/417/454 when the name, or a name it overlaps through a wildcard or an agent ingress, is already another's. */
 async function checkAvailable(db: ScopedDb, name: string): Promise<void> {
   await checkNameFree(db, 'reserved_domains', name, {
     mine: (id) => errors.domainTakenByYou({ value: name, id }),
     other: () => errors.domainTakenByOther({ value: name }),
   });
   // Another account's wildcard whose base this name is under (`*.example.com` over `a.b.example.com`).
-  const labels = name.split('.');
-  const bases = labels.slice(1, -1).map((_, i) => labels.slice(i + 1).join('.'));
-  const coveringWildcards = bases.map((base) => `*.${base}`).filter((w) => w !== name);
+  const coveringWildcards = parentsOf(name)
+    .map((base) => `*.${base}`)
+    .filter((w) => w !== name);
   if (await db.heldByOthers('reserved_domains', 'domain', { equal: coveringWildcards })) throw errors.wildcardConflict({ value: name });
   // A wildcard over another account's names (`*.example.com` over `app.example.com`).
   if (name.startsWith('*.')) {
-    const prefix = `${reversedName(name.slice(2))}.`;
-    // '/' is the character after '.': the range holds exactly the names that start with the prefix.
-    const under = await db.heldByOthers('reserved_domains', 'domain_reversed', { from: prefix, to: `${prefix.slice(0, -1)}/` });
+    const under = await db.heldByOthers('reserved_domains', 'domain_reversed', reversedRangeUnder(name.slice(2)));
     if (under) throw errors.wildcardConflict({ value: name });
   }
+  await checkOutsideOthersIngresses(db, name);
 }
 
 /** An uploaded certificate of the account that names the domain, or the 400. */
