@@ -318,6 +318,8 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
     async create(ctx, body, path = {}) {
       if (!d.prepare) throw new Error(`${d.kind} has no create`);
       const bodyObject = body as Record<string, unknown>;
+      // Refused before `prepare`, whose work may be costly (key generation); decided again in the transaction.
+      await authorize(ctx, 'create', { body }, reader(ctx));
       const parsed = parseLinks(bodyObject);
       const parsedModules = await parseModules(ctx, bodyObject);
       const prepared = await d.prepare(ctx, body, reader(ctx));

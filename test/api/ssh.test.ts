@@ -299,6 +299,17 @@ describeEachStore('SSH certificate authorities and certificates', (h) => {
     assert.equal(later.status, 201, 'the slots are free again');
   });
 
+  it('refuses a read_only key before any key is made: every one of a burst is 403, none 429', async () => {
+    const readOnly = await (await h().newAccount()).asNewUser('read_only');
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => readOnly.post('/ssh_certificate_authorities', { private_key_type: 'rsa', key_size: 4096 })),
+    );
+    assert.deepEqual(
+      results.map((r) => r.status),
+      Array<number>(6).fill(403),
+    );
+  });
+
   it('updates only description and metadata, and refuses to delete a CA with certificates', async () => {
     const api = await h().newAccount();
     const c = await ca(api);
