@@ -585,7 +585,7 @@ const tooComplex = (problem: string) => errors.policyDocumentTooComplex({ proble
 const MARKERS = new Set(['\x02', '\x18', '\x1f']);
 
 /** Counts what parsing would cost, from the tokens alone; throws 1970 at the first limit. */
-function checkTokens(text: string, lines: LineCounter): void {
+function checkTokens(text: string): void {
   const { tokens: maxTokens, depth: maxDepth } = DOCUMENT_LIMITS;
   let tokens = 0;
   let depth = 0;
@@ -599,17 +599,24 @@ function checkTokens(text: string, lines: LineCounter): void {
       throw tooComplex(`has more than ${maxTokens} tokens (keys, values, punctuation, indentation, comments and line breaks each count); make it shorter`);
     const type = CST.tokenType(token);
     if (type === 'flow-map-start' || type === 'flow-seq-start') {
-      if (++depth > maxDepth) throw tooComplex(`nests lists and mappings more than ${maxDepth} levels deep at ${place(lines, offset)}`);
+      if (++depth > maxDepth) throw tooComplex(`nests lists and mappings more than ${maxDepth} levels deep at ${placeIn(text, offset)}`);
     } else if (type === 'flow-map-end' || type === 'flow-seq-end') depth = Math.max(0, depth - 1);
     else if (type === 'anchor' || type === 'alias' || type === 'tag') {
       const max = DOCUMENT_LIMITS[limit[type]];
-      if (++counts[type] > max) throw tooComplex(`has more than ${max} ${shown[type]}; the one at ${place(lines, offset)} is one too many`);
+      if (++counts[type] > max) throw tooComplex(`has more than ${max} ${shown[type]}; the one at ${placeIn(text, offset)} is one too many`);
     }
     offset += token.length;
   }
 }
 
-/** "line L, column C" of an offset into the document. */
+/** "line L, column C" of an offset into the text, before it is parsed (once, for an error). */
+function placeIn(text: string, offset: number): string {
+  let line = 1;
+  for (let at = text.indexOf('\n'); at !== -1 && at < offset; at = text.indexOf('\n', at + 1)) line++;
+  return `line ${line}, column ${offset - (text.lastIndexOf('\n', offset - 1) + 1) + 1}`;
+}
+
+/** "line L, column C" of an offset into the document, from the lines its parse counted. */
 function place(lines: LineCounter, offset: number): string {
   const { line, col } = lines.linePos(offset);
   return `line ${line}, column ${col}`;
@@ -670,7 +677,7 @@ function parsePolicyDocument(value: unknown): unknown {
   const text = value.replace(/^\uFEFF/, '');
   const lines = new LineCounter();
   // Bounded first, whatever the form: even JSON.parse takes tens of milliseconds on the largest.
-  checkTokens(text, lines);
+  checkTokens(text);
   if (/^\s*\{/.test(text)) {
     let parsed: unknown;
     try {
