@@ -1049,6 +1049,13 @@ export const catalogue = {
     'The traffic_policy document goes over a limit of its shape: tokens, nesting depth, anchors, aliases, tags, values or keys per mapping.',
     (a) => `traffic_policy value ${a.problem}; see the limits of traffic policy documents in the documentation.`,
   ),
+  policyTooManyValues: entry<{ where: string; rule: string; max: number }>(
+    1972,
+    400,
+    'The action configs of a traffic policy, all together, hold more values than the limit.',
+    (a) =>
+      `${a.where}, rule '${a.rule}': here the action configs of the policy go over ${a.max} values together (keys, strings, numbers, booleans, lists and objects); at most ${a.max} are allowed in one policy (restrict-ips can name IP policies instead of listing addresses).`,
+  ),
   policyExpressionsTooLong: entry<{ where: string; rule: string; max: number }>(
     1971,
     400,

@@ -101,6 +101,13 @@ describeEachStore('parser bounds: the worst bodies do not hold the event loop', 
     await assertBounded('CEL', other, () => api.post('/edges/tcp', { policy: { inbound } }), 400, 'ERR_EP_1971', 'at most 32768');
   });
 
+  it('the policy module: 50,000 CIDRs in one restrict-ips (850 KB) are 1972 before any is checked (the configs of a policy hold at most 10,000 values)', async () => {
+    const [api, other] = [await h().newAccount(), await h().newAccount()];
+    const allow = Array.from({ length: 50_000 }, (_, i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}/32`);
+    const inbound = [{ name: 'office', actions: [{ type: 'restrict-ips', config: { allow } }] }];
+    await assertBounded('CIDRs', other, () => api.post('/edges/tcp', { policy: { inbound } }), 400, 'ERR_EP_1972', 'go over 10000 values');
+  });
+
   it('PEM: a leaf and a CA of 2,500 names (64 KiB) are 1900 before their fields are read', async () => {
     const [api, other] = [await h().newAccount(), await h().newAccount()];
     const leaf = await certificateWithNames(2500);

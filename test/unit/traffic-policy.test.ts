@@ -414,6 +414,22 @@ describe("the bounds of a policy (1970 for a document's shape, 1971 for its CEL)
     assert.match(throwsApiError(http(document), 1971).message, /^on_http_request, rule '#1': here the CEL expressions/);
   });
 
+  it(`1972: the action configs of one policy hold at most ${LIMITS.configValues} values together, counting keys`, () => {
+    const cidrs = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `10.${(i + from) >> 16}.${((i + from) >> 8) & 255}.${(i + from) & 255}/32`);
+    const restrict = (n: number, from = 0) => ({ type: 'restrict-ips', config: { allow: cidrs(n, from) } });
+    // One config of 9,000 CIDRs is 9,003 values (the object, its key, the list and the items).
+    assert.equal(checkEndpointPolicy(inbound(rule({ actions: [restrict(9_000)] })), 'tcp').inbound[0]!.actions[0]!.type, 'restrict-ips');
+    assert.match(
+      throwsApiError(policy(inbound(rule({ actions: [restrict(10_000)] }))), 1972).message,
+      /^inbound, rule 'r1': here the action configs of the policy go over 10000 values together \(keys, strings, numbers, booleans, lists and objects\); at most 10000 are allowed in one policy/,
+    );
+    // Drawn from by every rule of both directions (a document is bounded before, by its values: 1970).
+    const rules = Array.from({ length: 3 }, (_, i) => rule({ name: `in${i}`, actions: [restrict(2_000, i * 2_000)] }));
+    const metadata = Object.fromEntries(Array.from({ length: 2_000 }, (_, i) => [`k${i}`, i]));
+    const outbound = Array.from({ length: 3 }, (_, i) => rule({ name: `out${i}`, actions: [{ type: 'log', config: { metadata } }] }));
+    assert.match(throwsApiError(policy({ inbound: rules, outbound }), 1972).message, /^outbound, rule 'out0': /);
+  });
+
   it('2203: a bucket key longer than an expression may be', () => {
     const key = `req.method${' + req.method'.repeat(400)}`;
     const document = JSON.stringify({ on_http_request: [{ actions: [{ type: 'rate-limit', config: { capacity: 10, rate: '60s', bucket_key: [key] } }] }] });

@@ -15,9 +15,18 @@ import { parseCidr } from '../../lib/ip/cidr.js';
 import { re2Problem } from '../../lib/regex/re2.js';
 import { checkExpression, checkValueExpression, type CelEnvName } from './cel.js';
 
-// Checking CEL costs time in proportion to its length (up to a few microseconds a character), so
-// a policy's expressions are bounded all together as well as one by one.
-export const LIMITS = { rulesPerPhase: 100, expressionsPerRule: 32, actionsPerRule: 32, expressionLength: 4096, expressionsLength: 32 * 1024 } as const;
+// Checking CEL costs time in proportion to its length (up to a few microseconds a character), and
+// a config value by value (a CIDR costs microseconds), so a policy's expressions and its configs'
+// values are bounded all together as well as one by one: a policy module body of 1 MiB could
+// otherwise hold 50,000 CIDRs.
+export const LIMITS = {
+  rulesPerPhase: 100,
+  expressionsPerRule: 32,
+  actionsPerRule: 32,
+  expressionLength: 4096,
+  expressionsLength: 32 * 1024,
+  configValues: 10_000,
+} as const;
 
 /** The largest traffic_policy document, in UTF-8 bytes. */
 export const MAX_DOCUMENT_BYTES = 256 * 1024;
@@ -441,12 +450,23 @@ interface RulesContext {
   /** The policy module requires rule names; a document does not. */
   nameRequired: boolean;
   shapeError: ShapeError;
-  /** The characters of CEL the whole policy may still check (LIMITS.expressionsLength at first). */
-  budget: { left: number };
+  /** What the whole policy may still check: characters of CEL, values of configs. */
+  budget: { cel: number; values: number };
 }
 
-/** A fresh budget of CEL characters for one policy. */
-const celBudget = () => ({ left: LIMITS.expressionsLength });
+/** A fresh budget for one policy. */
+const policyBudget = () => ({ cel: LIMITS.expressionsLength, values: LIMITS.configValues });
+
+/** The values of a config (keys, scalars, arrays and objects), counted to just past `max`. */
+function countValues(value: unknown, max: number, count = 0): number {
+  count++;
+  if (Array.isArray(value)) {
+    for (const item of value) if ((count = countValues(item, max, count)) > max) break;
+  } else if (isObject(value)) {
+    for (const key of Object.keys(value)) if ((count = countValues(value[key], max, count + 1)) > max) break;
+  }
+  return count;
+}
 
 const RULE_KEYS = ['name', 'expressions', 'actions'] as const;
 const ACTION_KEYS = ['type', 'config'] as const;
@@ -487,8 +507,8 @@ function checkRule(rule: unknown, index: number, ctx: RulesContext): EndpointRul
   const cel: CelScope = {
     env: ctx.env,
     spend(expression) {
-      ctx.budget.left -= expression.length;
-      if (ctx.budget.left < 0) throw errors.policyExpressionsTooLong({ where, rule: label, max: LIMITS.expressionsLength });
+      ctx.budget.cel -= expression.length;
+      if (ctx.budget.cel < 0) throw errors.policyExpressionsTooLong({ where, rule: label, max: LIMITS.expressionsLength });
     },
   };
 
@@ -523,6 +543,8 @@ function checkRule(rule: unknown, index: number, ctx: RulesContext): EndpointRul
     if (!ctx.allowed.includes(type)) throw errors.actionNotAllowed({ where, rule: label, type, valid: ctx.allowed });
     const config = action.config ?? null;
     if (config !== null && !isObject(config)) throw shapeError(`${at}.config`, `must be an object; got ${jsonType(config)}`);
+    if (config !== null) ctx.budget.values -= countValues(config, ctx.budget.values);
+    if (ctx.budget.values < 0) throw errors.policyTooManyValues({ where, rule: label, max: LIMITS.configValues });
     const problem = ctx.protocol.checks[type]?.(config, cel);
     if (problem) throw errors.invalidActionConfig({ where, rule: label, type, problem });
     return { type, config };
@@ -549,7 +571,7 @@ export function checkEndpointPolicy(body: unknown, protocol: PolicyProtocol): En
   if (body.enabled !== undefined && body.enabled !== null && typeof body.enabled !== 'boolean')
     throw fieldError('enabled', `must be true or false; got ${jsonType(body.enabled)}`);
 
-  const budget = celBudget();
+  const budget = policyBudget();
   const direction = (where: 'inbound' | 'outbound') =>
     checkRules(listAt(body[where], where, 'rules', fieldError), {
       where,
@@ -723,7 +745,7 @@ export function checkTrafficPolicyDocument(value: string, protocol: PolicyProtoc
   const valid = Object.keys(phases);
   const unknown = unknownKey(doc, valid);
   if (unknown !== undefined) throw errors.unknownPhase({ phase: clip(unknown, 40), valid });
-  const budget = celBudget();
+  const budget = policyBudget();
   for (const [phase, rules] of Object.entries(doc)) {
     if (!Array.isArray(rules)) throw documentError(phase, `must be a list of rules; got ${jsonType(rules)}`);
     const { env, actions } = phases[phase]!;
