@@ -362,6 +362,9 @@ describe("the bounds of a policy (1970 for a document's shape, 1971 for its CEL)
     tooComplex(logWith(`${'['.repeat(40)}${']'.repeat(40)}`), /nests lists and mappings more than 32 levels deep at line 1, column \d+/);
     const block = Array.from({ length: 40 }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n');
     tooComplex(`on_tcp_connect: []\nx:\n${block} 1\n`, /nests lists and mappings more than 32 levels deep at line 3\d, column \d+/);
+    // Told from the tokens, before the parser recurses once per level (and overflows at some thousands).
+    tooComplex(`on_tcp_connect:\n${'- '.repeat(9000)}x\n`, /more than 32 levels deep at line 2, column 6\d/);
+    tooComplex(`on_tcp_connect:\n${'? '.repeat(9000)}x\n`, /more than 32 levels deep at line 2/);
     // 32 levels, the document's mapping the first, are fine as far as the shape goes.
     const metadata = `${'['.repeat(25)}${']'.repeat(25)}`;
     checkTrafficPolicyDocument(logWith(`{a: ${metadata}}`), 'tcp');

@@ -606,12 +606,22 @@ const tooComplex = (problem: string) => errors.policyDocumentTooComplex({ proble
 /** The lexer's markers, which stand for no text of the source. */
 const MARKERS = new Set(['\x02', '\x18', '\x1f']);
 
-/** Counts what parsing would cost, from the tokens alone; throws 1970 at the first limit. */
+/**
+ * Counts what parsing would cost, from the tokens alone; throws 1970 at the first limit. Nesting
+ * is told from the brackets of flow style, and in block style from the columns where nodes start
+ * (the first of a line, each `-` and `?`): one deeper than every open one is inside them all. The
+ * parser recurses once per level, and overflows its stack at some thousands.
+ */
 function checkTokens(text: string): void {
   const { tokens: maxTokens, depth: maxDepth } = DOCUMENT_LIMITS;
   let tokens = 0;
   let depth = 0;
   let offset = 0;
+  /** The columns of the open block nodes, and where the current line starts. */
+  const columns: number[] = [];
+  let lineStart = 0;
+  let atLineStart = true;
+  const tooDeep = () => tooComplex(`nests lists and mappings more than ${maxDepth} levels deep at ${placeIn(text, offset)}`);
   const counts = { anchor: 0, alias: 0, tag: 0 };
   const limit = { anchor: 'anchors', alias: 'aliases', tag: 'tags' } as const;
   const shown = { anchor: 'anchors (&name)', alias: 'aliases (*name)', tag: 'tags (!tag)' } as const;
@@ -620,8 +630,20 @@ function checkTokens(text: string): void {
     if (++tokens > maxTokens)
       throw tooComplex(`has more than ${maxTokens} tokens (keys, values, punctuation, indentation, comments and line breaks each count); make it shorter`);
     const type = CST.tokenType(token);
+    if (type === 'newline') {
+      atLineStart = true;
+      lineStart = offset + token.length;
+    } else if (type !== 'space' && type !== 'comment') {
+      if (depth === 0 && (atLineStart || type === 'seq-item-ind' || type === 'explicit-key-ind')) {
+        const column = offset - lineStart;
+        while (columns.length > 0 && columns[columns.length - 1]! >= column) columns.pop();
+        columns.push(column);
+        if (columns.length > maxDepth) throw tooDeep();
+      }
+      atLineStart = false;
+    }
     if (type === 'flow-map-start' || type === 'flow-seq-start') {
-      if (++depth > maxDepth) throw tooComplex(`nests lists and mappings more than ${maxDepth} levels deep at ${placeIn(text, offset)}`);
+      if (++depth + columns.length > maxDepth) throw tooDeep();
     } else if (type === 'flow-map-end' || type === 'flow-seq-end') depth = Math.max(0, depth - 1);
     else if (type === 'anchor' || type === 'alias' || type === 'tag') {
       const max = DOCUMENT_LIMITS[limit[type]];
