@@ -78,7 +78,7 @@ const jsonKeys = (n: number) =>
   `{"on_tcp_connect": [{"actions": [{"type": "log", "config": {${Array.from({ length: n }, (_, i) => `"${i.toString(36)}":0`).join(',')}}}]}]}`;
 
 describeEachStore('parser bounds: the worst bodies do not hold the event loop', (h) => {
-  it('traffic_policy documents: 31,000 keys in YAML and in JSON, and 12,000 anchors on one node, are 1970 within a few tens of ms', async () => {
+  it('traffic_policy documents: 31,000 keys in YAML and in JSON (also three at once), and 12,000 anchors on one node, are 1970 within a few tens of ms', async () => {
     const [api, other] = [await h().newAccount(), await h().newAccount()];
     const documents: [string, string, string][] = [
       ['31,000 YAML keys', yamlKeys(31_000), 'more than 20000 tokens'],
@@ -89,6 +89,13 @@ describeEachStore('parser bounds: the worst bodies do not hold the event loop', 
       assert.ok(Buffer.byteLength(value) < 256 * 1024, what);
       await assertBounded(what, other, () => api.post('/edges/tcp', { traffic_policy: { value } }), 400, 'ERR_EP_1970', mentions);
     }
+    // Three at once stalled every account for 36 s.
+    const threeAtOnce = async () => {
+      const answers = await Promise.all([0, 1, 2].map(() => api.post('/edges/tcp', { traffic_policy: { value: documents[0]![1] } })));
+      for (const res of answers.slice(1)) assertError(res, 400, 'ERR_EP_1970');
+      return answers[0]!;
+    };
+    await assertBounded('three at once', other, threeAtOnce, 400, 'ERR_EP_1970', 'more than 20000 tokens');
     assert.equal((await api.get('/edges/tcp')).json.tcp_edges.length, 0, 'nothing written');
   });
 
