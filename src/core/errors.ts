@@ -1071,6 +1071,26 @@ export const catalogue = {
     'The traffic policy document names a phase that does not exist here.',
     (a) => `traffic policy phase '${a.phase}' does not exist on this resource; the phases here are ${list(a.valid)}.`,
   ),
+  policyDocumentTooComplex: entry<{ problem: string }>(
+    1970,
+    400,
+    'The traffic_policy document goes over a limit of its shape: tokens, nesting depth, anchors, aliases, tags, values or keys per mapping.',
+    (a) => `traffic_policy value ${a.problem}; see the limits of traffic policy documents in the documentation.`,
+  ),
+  policyTooManyValues: entry<{ where: string; rule: string; max: number }>(
+    1972,
+    400,
+    'The action configs of a traffic policy, all together, hold more values than the limit.',
+    (a) =>
+      `${a.where}, rule '${a.rule}': here the action configs of the policy go over ${a.max} values together (keys, strings, numbers, booleans, lists and objects); at most ${a.max} are allowed in one policy (restrict-ips can name IP policies instead of listing addresses).`,
+  ),
+  policyExpressionsTooLong: entry<{ where: string; rule: string; max: number }>(
+    1971,
+    400,
+    'The CEL expressions of a traffic policy, all together, are longer than the limit.',
+    (a) =>
+      `${a.where}, rule '${a.rule}': here the CEL expressions of the policy (rule expressions and bucket keys, each as often as it appears) go over ${a.max} characters together; at most ${a.max} are allowed in one policy.`,
+  ),
 
   // HTTPS edges and routes
   terminateAtNotAllowed: entry(

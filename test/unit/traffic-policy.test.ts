@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { stringify } from 'yaml';
 import { throwsApiError } from '../helpers/assertions.js';
 import { newId } from '../../src/core/ids.js';
 import { checkExpression } from '../../src/modules/traffic-policy/cel.js';
 import {
+  DOCUMENT_LIMITS,
   LIMITS,
   MAX_DOCUMENT_BYTES,
   checkEndpointPolicy,
@@ -320,5 +322,120 @@ on_tcp_connect:
     checkTrafficPolicyDocument(`{${phase}}`, 'tcp');
     const big = `{"on_tcp_connect":[{"name":"${'é'.repeat(140_000)}","actions":[{"type":"log"}]}]}`;
     assert.match(throwsApiError(() => checkTrafficPolicyDocument(big, 'tcp'), 2212).message, /bytes long/);
+  });
+});
+
+describe("the bounds of a policy (1970 for a document's shape, 1971 for its CEL)", () => {
+  const http = (value: string) => () => checkTrafficPolicyDocument(value, 'http');
+  const tooComplex = (value: string, message: RegExp) => assert.match(throwsApiError(doc(value), 1970).message, message);
+  const keys = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `k${i + from}: 0`).join(', ');
+  const logWith = (metadata: string) => `on_tcp_connect: [{actions: [{type: log, config: {metadata: ${metadata}}}]}]\n`;
+
+  it('accepts the largest policy of ordinary shape: both HTTP phases of 100 rules, as YAML and as indented JSON', () => {
+    const rule = (i: number) => ({
+      name: `rule ${i}`,
+      expressions: [`req.path.startsWith('/api/${i}') && req.method == 'GET'`],
+      actions: [{ type: 'add-headers', config: { headers: { 'x-a': '1', 'x-b': '2' } } }],
+    });
+    const rules = Array.from({ length: LIMITS.rulesPerPhase }, (_, i) => rule(i));
+    const json = JSON.stringify({ on_http_request: rules, on_http_response: rules.map(({ name, actions }) => ({ name, actions })) }, null, 2);
+    checkTrafficPolicyDocument(json, 'http');
+    const yaml = stringify(JSON.parse(json));
+    assert.ok(yaml.split('\n').length > 1500);
+    checkTrafficPolicyDocument(yaml, 'http');
+  });
+
+  it(`tokens: more than ${DOCUMENT_LIMITS.tokens} are refused before the document is parsed (the review's 31,000 keys)`, () => {
+    const short = Array.from({ length: 31_000 }, (_, i) => `${i.toString(36)}: 0`).join(', ');
+    tooComplex(
+      logWith(`{${short}}`),
+      /^traffic_policy value has more than 20000 tokens \(keys, values, punctuation, indentation, comments and line breaks each count\)/,
+    );
+    tooComplex(`${'\n'.repeat(20_001)}on_tcp_connect: []`, /more than 20000 tokens/);
+    tooComplex(
+      `{"on_tcp_connect": [{"actions": [{"type": "log", "config": {"metadata": {${Array.from({ length: 6000 }, (_, i) => `"k${i}":0`).join(',')}}}}]}]}`,
+      /more than 20000 tokens/,
+    );
+  });
+
+  it(`nesting: more than ${DOCUMENT_LIMITS.depth} levels of lists and mappings, in flow or block style, at the place`, () => {
+    tooComplex(logWith(`${'['.repeat(40)}${']'.repeat(40)}`), /nests lists and mappings more than 32 levels deep at line 1, column \d+/);
+    const block = Array.from({ length: 40 }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n');
+    tooComplex(`on_tcp_connect: []\nx:\n${block} 1\n`, /nests lists and mappings more than 32 levels deep at line 3\d, column \d+/);
+    // Told from the tokens, before the parser recurses once per level (and overflows at some thousands).
+    tooComplex(`on_tcp_connect:\n${'- '.repeat(9000)}x\n`, /more than 32 levels deep at line 2, column 6\d/);
+    tooComplex(`on_tcp_connect:\n${'? '.repeat(9000)}x\n`, /more than 32 levels deep at line 2/);
+    // 32 levels, the document's mapping the first, are fine as far as the shape goes.
+    const metadata = `${'['.repeat(25)}${']'.repeat(25)}`;
+    checkTrafficPolicyDocument(logWith(`{a: ${metadata}}`), 'tcp');
+  });
+
+  it(`anchors, aliases and tags: at most ${DOCUMENT_LIMITS.anchors} of each, the one too many named by its place`, () => {
+    const list = (item: (i: number) => string) => logWith(`{a: [${Array.from({ length: 101 }, (_, i) => item(i)).join(', ')}]}`);
+    tooComplex(
+      list((i) => `&a${i} x`),
+      /more than 100 anchors \(&name\); the one at line 1, column \d+ is one too many/,
+    );
+    tooComplex(`x: &a 1\n${list(() => '*a')}`, /more than 100 aliases \(\*name\)/);
+    tooComplex(
+      list(() => '!!str x'),
+      /more than 100 tags \(!tag\)/,
+    );
+    tooComplex(`on_tcp_connect: ${'&a '.repeat(12_000)}[]`, /more than 100 anchors/);
+  });
+
+  it(`values: more than ${DOCUMENT_LIMITS.values}, counting again each one an alias repeats`, () => {
+    const items = Array.from({ length: 200 }, () => '0').join(', ');
+    const value = `x: &big [${items}]\n${logWith(`{a: [${Array(60).fill('*big').join(', ')}]}`)}`;
+    tooComplex(value, /has more than 10000 values \(keys, scalars, lists and mappings, and again each one an alias repeats\) at line 2, column \d+/);
+  });
+
+  it(`keys per mapping: more than ${DOCUMENT_LIMITS.keysPerMapping}, and a key given twice in a large mapping found at its place`, () => {
+    tooComplex(logWith(`{${keys(1001)}}`), /has a mapping of 1001 keys at line 1, column \d+; at most 1000 are allowed in one/);
+    const twice = logWith(`{${keys(999)}, k0: 1}`);
+    const column = twice.lastIndexOf('k0:') + 1;
+    assert.match(throwsApiError(doc(twice), 2212).message, new RegExp(`not valid YAML at line 1, column ${column}: Map keys must be unique`));
+  });
+
+  it(`1971: the CEL of one policy, rule expressions and bucket keys together, is at most ${LIMITS.expressionsLength} characters`, () => {
+    const long = `conn.client_port > 0${' && conn.client_port > 0'.repeat(160)}`;
+    assert.ok(long.length < LIMITS.expressionLength && long.length * 9 > LIMITS.expressionsLength);
+    const rules = Array.from({ length: 9 }, (_, i) => rule({ name: `r${i}`, expressions: [long] }));
+    assert.match(
+      throwsApiError(policy(inbound(...rules)), 1971).message,
+      /^inbound, rule 'r8': here the CEL expressions of the policy .* go over 32768 characters together; at most 32768 are allowed in one policy\.$/,
+    );
+    checkEndpointPolicy(inbound(...rules.slice(0, 8)), 'tcp');
+    // The budget is the policy's: both directions, and every phase of a document, draw on it.
+    assert.equal(
+      throwsApiError(policy({ inbound: rules.slice(0, 5), outbound: rules.slice(5).map((r) => ({ ...r, actions: [{ type: 'log' }] })) }), 1971).code,
+      1971,
+    );
+    const key = `req.headers['x'][0]${" + req.headers['x'][0]".repeat(170)}`;
+    const rateLimit = { type: 'rate-limit', config: { capacity: 10, rate: '60s', bucket_key: Array(10).fill(key) } };
+    const document = JSON.stringify({ on_http_request: [{ actions: [rateLimit] }] });
+    assert.match(throwsApiError(http(document), 1971).message, /^on_http_request, rule '#1': here the CEL expressions/);
+  });
+
+  it(`1972: the action configs of one policy hold at most ${LIMITS.configValues} values together, counting keys`, () => {
+    const cidrs = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `10.${(i + from) >> 16}.${((i + from) >> 8) & 255}.${(i + from) & 255}/32`);
+    const restrict = (n: number, from = 0) => ({ type: 'restrict-ips', config: { allow: cidrs(n, from) } });
+    // One config of 9,000 CIDRs is 9,003 values (the object, its key, the list and the items).
+    assert.equal(checkEndpointPolicy(inbound(rule({ actions: [restrict(9_000)] })), 'tcp').inbound[0]!.actions[0]!.type, 'restrict-ips');
+    assert.match(
+      throwsApiError(policy(inbound(rule({ actions: [restrict(10_000)] }))), 1972).message,
+      /^inbound, rule 'r1': here the action configs of the policy go over 10000 values together \(keys, strings, numbers, booleans, lists and objects\); at most 10000 are allowed in one policy/,
+    );
+    // Drawn from by every rule of both directions (a document is bounded before, by its values: 1970).
+    const rules = Array.from({ length: 3 }, (_, i) => rule({ name: `in${i}`, actions: [restrict(2_000, i * 2_000)] }));
+    const metadata = Object.fromEntries(Array.from({ length: 2_000 }, (_, i) => [`k${i}`, i]));
+    const outbound = Array.from({ length: 3 }, (_, i) => rule({ name: `out${i}`, actions: [{ type: 'log', config: { metadata } }] }));
+    assert.match(throwsApiError(policy({ inbound: rules, outbound }), 1972).message, /^outbound, rule 'out0': /);
+  });
+
+  it('2203: a bucket key longer than an expression may be', () => {
+    const key = `req.method${' + req.method'.repeat(400)}`;
+    const document = JSON.stringify({ on_http_request: [{ actions: [{ type: 'rate-limit', config: { capacity: 10, rate: '60s', bucket_key: [key] } }] }] });
+    assert.match(throwsApiError(http(document), 2203).message, /has 'bucket_key\[0\]' of 5210 characters; at most 4096 are allowed/);
   });
 });

@@ -8,14 +8,7 @@ import type { ModuleDefinition } from '../../crud/modules.js';
 import { BACKEND_KINDS } from '../backends/backend-links.js';
 import { policyNotFound } from '../ip-policies/ip-policy.resource.js';
 import { MAX_POLICIES_PER_RESTRICTION } from '../ip-restrictions/ip-restriction.schema.js';
-import {
-  checkEndpointPolicy,
-  checkTrafficPolicyDocument,
-  documentPolicyIds,
-  policyIdsOf,
-  type EndpointPolicy,
-  type PolicyProtocol,
-} from '../traffic-policy/traffic-policy.js';
+import { checkEndpointPolicy, checkTrafficPolicyDocument, policyIdsOf, type EndpointPolicy, type PolicyProtocol } from '../traffic-policy/traffic-policy.js';
 
 /** `enabled` of every module's request: optional, true when absent. */
 export const Enabled = Type.Optional(Type.Boolean({ description: 'default true' }));
@@ -170,8 +163,9 @@ export function trafficPolicyModule(protocol: PolicyProtocol): ModuleDefinition 
     ),
     response: Type.Object({ enabled: Type.Boolean(), value: Type.String() }),
     parse: (body: { enabled?: boolean; value: string }) => {
-      checkTrafficPolicyDocument(body.value, protocol);
-      return { value: { enabled: body.enabled ?? true, value: body.value }, refs: documentPolicyIds(body.value) };
+      // Parsed once: the check gives the IP policies the document names.
+      const refs = checkTrafficPolicyDocument(body.value, protocol);
+      return { value: { enabled: body.enabled ?? true, value: body.value }, refs };
     },
     refKinds: ['ip_policy'],
     notFound: policyNotFound('traffic_policy restrict-ips ip_policies'),

@@ -7,6 +7,7 @@
 import { createPrivateKey, X509Certificate as NodeCertificate, type KeyObject } from 'node:crypto';
 import { errors } from '../../core/errors.js';
 import { rfc3339 } from '../../core/time.js';
+import { derElementCount } from '../../lib/crypto/der.js';
 import { x509 } from '../../lib/crypto/x509.js';
 
 export type CertificateKeyType = 'rsa' | 'ecdsa' | 'ed25519';
@@ -47,6 +48,12 @@ interface PemBlock {
 
 const BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----\r?\n([\s\S]*?)-----END \1-----/g;
 const MAX_CHAIN = 10;
+/**
+ * The most DER elements (names, usages, extensions and the parts of each) of the certificate whose
+ * fields are read: @peculiar/x509 spends tens of microseconds on each, so this keeps reading under
+ * ~20 ms. Some 400 names fit; public CAs issue at most 100 to 250.
+ */
+export const MAX_CERTIFICATE_ELEMENTS = 512;
 
 function blocks(pem: string): PemBlock[] {
   return [...pem.matchAll(BLOCK)].map((m) => ({ type: m[1]!, headers: /^[A-Za-z-]+:/m.test(m[2]!), body: m[2]!.replace(/\s+/g, '') }));
@@ -56,7 +63,7 @@ const armor = (type: string, base64: string) => `-----BEGIN ${type}-----\n${base
 
 const KEY_BLOCKS = ['PRIVATE KEY', 'RSA PRIVATE KEY', 'EC PRIVATE KEY', 'ENCRYPTED PRIVATE KEY'];
 
-function readChain(pem: string, field: 'certificate_pem' | 'ca_pem'): { certs: NodeCertificate[]; parsed: x509.X509Certificate[]; armored: string[] } {
+function readChain(pem: string, field: 'certificate_pem' | 'ca_pem'): { certs: NodeCertificate[]; first: x509.X509Certificate; armored: string[] } {
   const found = blocks(pem);
   const key = found.find((b) => KEY_BLOCKS.includes(b.type));
   if (key || (found.length === 0 && /PRIVATE KEY-----/.test(pem))) {
@@ -71,16 +78,25 @@ function readChain(pem: string, field: 'certificate_pem' | 'ca_pem'): { certs: N
   if (found.length > MAX_CHAIN) throw errors.certificatePemInvalid({ field, reason: `has ${found.length} certificates; a chain has at most ${MAX_CHAIN}` });
   const armored = found.map((b) => armor('CERTIFICATE', b.body));
   const certs: NodeCertificate[] = [];
-  const parsed: x509.X509Certificate[] = [];
   for (const [i, text] of armored.entries()) {
     try {
       certs.push(new NodeCertificate(text));
-      parsed.push(new x509.X509Certificate(text));
     } catch {
       throw errors.certificatePemInvalid({ field, reason: `has a certificate (number ${i + 1}) that cannot be parsed as X.509` });
     }
   }
-  return { certs, parsed, armored };
+  // The first certificate's fields are read (the leaf's, or the CA's); the others are only checked
+  // as its issuers, by OpenSSL. Bounded before @peculiar/x509 reads it (see MAX_CERTIFICATE_ELEMENTS).
+  if (derElementCount(certs[0]!.raw, MAX_CERTIFICATE_ELEMENTS) > MAX_CERTIFICATE_ELEMENTS)
+    throw errors.certificatePemInvalid({
+      field,
+      reason: `has a certificate (number 1) of more than ${MAX_CERTIFICATE_ELEMENTS} DER elements (names, usages, extensions and their parts); at most ${MAX_CERTIFICATE_ELEMENTS} are read, some 400 names`,
+    });
+  try {
+    return { certs, first: new x509.X509Certificate(armored[0]!), armored };
+  } catch {
+    throw errors.certificatePemInvalid({ field, reason: 'has a certificate (number 1) that cannot be parsed as X.509' });
+  }
 }
 
 function readKey(pem: string): KeyObject {
@@ -167,7 +183,7 @@ function detailsOf(leaf: x509.X509Certificate): { details: CertificateDetails; d
 
 /** Reads and checks an upload; throws the API error for the first problem found. */
 export function readCertificateUpload(certificatePem: string, privateKeyPem: string, now: Date): ReadCertificate {
-  const { certs, parsed, armored } = readChain(certificatePem, 'certificate_pem');
+  const { certs, first: leaf, armored } = readChain(certificatePem, 'certificate_pem');
   const key = readKey(privateKeyPem);
   const keyType = keyTypeOf(key);
   for (let i = 0; i + 1 < certs.length; i++) {
@@ -175,8 +191,8 @@ export function readCertificateUpload(certificatePem: string, privateKeyPem: str
     if (!issued) throw errors.chainOrder({ position: i + 1 });
   }
   if (!certs[0]!.checkPrivateKey(key)) throw errors.keyMismatch();
-  const { details, dnsNames } = detailsOf(parsed[0]!);
-  if (parsed[0]!.notAfter.getTime() <= now.getTime()) throw errors.certificateExpired({ notAfter: details.not_after });
+  const { details, dnsNames } = detailsOf(leaf);
+  if (leaf.notAfter.getTime() <= now.getTime()) throw errors.certificateExpired({ notAfter: details.not_after });
   return {
     certificatePem: armored.join(''),
     details,
@@ -194,8 +210,7 @@ export type CaDetails = Pick<CertificateDetails, 'subject_common_name' | 'not_be
  * usage (when it has one) allows signing certificates, not expired.
  */
 export function readCaUpload(caPem: string, now: Date): { caPem: string; details: CaDetails } {
-  const { parsed, armored } = readChain(caPem, 'ca_pem');
-  const ca = parsed[0]!;
+  const { first: ca, armored } = readChain(caPem, 'ca_pem');
   const constraints = ca.getExtension(x509.BasicConstraintsExtension);
   if (!constraints?.ca)
     throw errors.caNotCa({ reason: constraints ? 'its basic constraints say CA:FALSE' : 'it has no basic constraints extension (CA:TRUE)' });

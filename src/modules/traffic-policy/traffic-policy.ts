@@ -7,7 +7,7 @@
 // A rule has CEL expressions (all must hold for its actions to run) and actions. Everything here
 // is pure: IP policies named by `restrict-ips` are returned (policyIdsOf, documentPolicyIds) for
 // the caller to check against the account.
-import { LineCounter, parseDocument } from 'yaml';
+import { CST, Lexer, LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
 import { errors, type ApiError } from '../../core/errors.js';
 import { hasPrefix } from '../../core/ids.js';
 import { isFieldValue, isToken } from '../../lib/http/syntax.js';
@@ -15,7 +15,18 @@ import { parseCidr } from '../../lib/ip/cidr.js';
 import { re2Problem } from '../../lib/regex/re2.js';
 import { checkExpression, checkValueExpression, type CelEnvName } from './cel.js';
 
-export const LIMITS = { rulesPerPhase: 100, expressionsPerRule: 32, actionsPerRule: 32, expressionLength: 4096 } as const;
+// Checking CEL costs time in proportion to its length (up to a few microseconds a character), and
+// a config value by value (a CIDR costs microseconds), so a policy's expressions and its configs'
+// values are bounded all together as well as one by one: a policy module body of 1 MiB could
+// otherwise hold 50,000 CIDRs.
+export const LIMITS = {
+  rulesPerPhase: 100,
+  expressionsPerRule: 32,
+  actionsPerRule: 32,
+  expressionLength: 4096,
+  expressionsLength: 32 * 1024,
+  configValues: 10_000,
+} as const;
 
 /** The largest traffic_policy document, in UTF-8 bytes. */
 export const MAX_DOCUMENT_BYTES = 256 * 1024;
@@ -64,8 +75,17 @@ function unknownKey(value: JsonObject, known: readonly string[]): string | undef
 // Action configs: each returns the problem (completing "the config of action 'x' …") or nothing.
 // Places inside a config are named by their path (`status_code`, `http.tokens[0].name`).
 
-/** A config check gets the CEL environment of its rule, for configs that hold expressions. */
-type ConfigCheck = (config: JsonObject | null, env: CelEnvName) => string | undefined;
+/**
+ * Where the CEL of a config is checked: the environment of its rule, and the policy's budget of
+ * expression characters, which `spend` takes from (throwing 1971 when it is spent).
+ */
+interface CelScope {
+  env: CelEnvName;
+  spend(expression: string): void;
+}
+
+/** A config check gets the CEL scope of its rule, for configs that hold expressions. */
+type ConfigCheck = (config: JsonObject | null, cel: CelScope) => string | undefined;
 
 /** An unknown key of the config (`at` empty) or of an object inside it (`at` its path). */
 function unknownConfigKey(config: JsonObject, known: readonly string[], at = ''): string | undefined {
@@ -111,7 +131,7 @@ function stringList(list: unknown, at: string, what: string, itemProblem: (at: s
 // a check of one value at its path, composed into objects, lists and maps.
 
 /** The problem with the value at `at` (present: absence is the object's business), or nothing. */
-type ValueCheck = (value: unknown, at: string, env: CelEnvName) => string | undefined;
+type ValueCheck = (value: unknown, at: string, cel: CelScope) => string | undefined;
 
 /** A field of an object: its check, and whether it must be there. */
 type Field = ValueCheck | { required: ValueCheck };
@@ -121,7 +141,7 @@ const required = (check: ValueCheck): Field => ({ required: check });
 /** An object with these fields and no other; `at` empty for the config itself. */
 function objectOf(fields: Record<string, Field>): ValueCheck {
   const known = Object.keys(fields);
-  return (value, at, env) => {
+  return (value, at, cel) => {
     if (!isObject(value)) return `has '${at}' of type ${jsonType(value)}; it must be an object`;
     const extra = unknownConfigKey(value, known, at);
     if (extra) return extra;
@@ -132,7 +152,7 @@ function objectOf(fields: Record<string, Field>): ValueCheck {
         if (isRequired) return `is missing '${path}', which is required`;
         continue;
       }
-      const problem = (isRequired ? field.required : field)(value[key], path, env);
+      const problem = (isRequired ? field.required : field)(value[key], path, cel);
       if (problem) return problem;
     }
     return undefined;
@@ -143,20 +163,20 @@ function objectOf(fields: Record<string, Field>): ValueCheck {
 function configOf(fields: Record<string, Field>): ConfigCheck {
   const check = objectOf(fields);
   const needed = Object.keys(fields).filter((key) => typeof fields[key] !== 'function');
-  return (config, env) => {
+  return (config, cel) => {
     if (config === null) return needed.length === 0 ? undefined : `is required: give ${needed.join(', ')}`;
-    return check(config, '', env);
+    return check(config, '', cel);
   };
 }
 
 /** A list of `what`, with `min`..`max` items, each checked by `item`. */
 function listOf(what: string, item: ValueCheck, { min = 0, max = Infinity } = {}): ValueCheck {
-  return (value, at, env) => {
+  return (value, at, cel) => {
     if (!Array.isArray(value)) return `has '${at}' of type ${jsonType(value)}; it must be a list of ${what}`;
     if (value.length < min) return `has '${at}' with ${value.length} items; give at least ${min}`;
     if (value.length > max) return `has '${at}' with ${value.length} items; at most ${max} are allowed`;
     for (const [i, element] of value.entries()) {
-      const problem = item(element, `${at}[${i}]`, env);
+      const problem = item(element, `${at}[${i}]`, cel);
       if (problem) return problem;
     }
     return undefined;
@@ -164,16 +184,16 @@ function listOf(what: string, item: ValueCheck, { min = 0, max = Infinity } = {}
 }
 
 /** A check of a string's content. */
-type TextCheck = (value: string, at: string, env: CelEnvName) => string | undefined;
+type TextCheck = (value: string, at: string, cel: CelScope) => string | undefined;
 
 /** A string, whose content `problem` (if given) may refuse. */
 function text({ nonEmpty = false, maxBytes = Infinity, problem }: { nonEmpty?: boolean; maxBytes?: number; problem?: TextCheck } = {}): ValueCheck {
-  return (value, at, env) => {
+  return (value, at, cel) => {
     if (typeof value !== 'string') return `has '${at}' of type ${jsonType(value)}; it must be a string`;
     if (nonEmpty && value.trim() === '') return `has '${at}' empty; give a value`;
     const bytes = Buffer.byteLength(value, 'utf8');
     if (bytes > maxBytes) return `has '${at}' of ${bytes} bytes; at most ${maxBytes} are allowed`;
-    return problem?.(value, at, env);
+    return problem?.(value, at, cel);
   };
 }
 
@@ -197,11 +217,11 @@ function oneOf(values: readonly (string | number)[]): ValueCheck {
 
 /** An object used as a map of `what`: each key checked by `keyProblem`, each value by `item`. */
 function mapOf(what: string, keyProblem: TextCheck, item: ValueCheck, { nonEmpty = false } = {}): ValueCheck {
-  return (value, at, env) => {
+  return (value, at, cel) => {
     if (!isObject(value)) return `has '${at}' of type ${jsonType(value)}; it must be an object mapping ${what}`;
     if (nonEmpty && Object.keys(value).length === 0) return `has '${at}' empty; give at least one entry`;
     for (const [key, element] of Object.entries(value)) {
-      const problem = keyProblem(key, at, env) ?? item(element, `${at}.${clip(key, 40)}`, env);
+      const problem = keyProblem(key, at, cel) ?? item(element, `${at}.${clip(key, 40)}`, cel);
       if (problem) return problem;
     }
     return undefined;
@@ -260,8 +280,11 @@ const rateWindow = text({
 /** A CEL expression giving a value (a bucket key), checked in the rule's environment. */
 const valueExpression = text({
   nonEmpty: true,
-  problem: (value, at, env) => {
-    const checked = checkValueExpression(value, env);
+  problem: (value, at, cel) => {
+    const length = Array.from(value).length;
+    if (length > LIMITS.expressionLength) return `has '${at}' of ${length} characters; at most ${LIMITS.expressionLength} are allowed`;
+    cel.spend(value);
+    const checked = checkValueExpression(value, cel.env);
     return checked.ok ? undefined : `has '${at}' '${clip(value, 64)}', which is not a valid expression here: ${checked.reason} (${checked.position})`;
   },
 });
@@ -427,6 +450,22 @@ interface RulesContext {
   /** The policy module requires rule names; a document does not. */
   nameRequired: boolean;
   shapeError: ShapeError;
+  /** What the whole policy may still check: characters of CEL, values of configs. */
+  budget: { cel: number; values: number };
+}
+
+/** A fresh budget for one policy. */
+const policyBudget = () => ({ cel: LIMITS.expressionsLength, values: LIMITS.configValues });
+
+/** The values of a config (keys, scalars, arrays and objects), counted to just past `max`. */
+function countValues(value: unknown, max: number, count = 0): number {
+  count++;
+  if (Array.isArray(value)) {
+    for (const item of value) if ((count = countValues(item, max, count)) > max) break;
+  } else if (isObject(value)) {
+    for (const key of Object.keys(value)) if ((count = countValues(value[key], max, count + 1)) > max) break;
+  }
+  return count;
 }
 
 const RULE_KEYS = ['name', 'expressions', 'actions'] as const;
@@ -465,12 +504,21 @@ function checkRule(rule: unknown, index: number, ctx: RulesContext): EndpointRul
     throw errors.tooManyExpressions({ where, rule: label, what: 'actions', count: actions.length, max: LIMITS.actionsPerRule });
   if (actions.length === 0) throw errors.ruleWithoutActions({ where, rule: label });
 
+  const cel: CelScope = {
+    env: ctx.env,
+    spend(expression) {
+      ctx.budget.cel -= expression.length;
+      if (ctx.budget.cel < 0) throw errors.policyExpressionsTooLong({ where, rule: label, max: LIMITS.expressionsLength });
+    },
+  };
+
   for (const [i, expression] of expressions.entries()) {
     if (typeof expression !== 'string') throw shapeError(`${path}.expressions[${i}]`, `must be a string; got ${jsonType(expression)}`);
     if (expression.length > LIMITS.expressionLength) {
       const length = Array.from(expression).length;
       if (length > LIMITS.expressionLength) throw errors.expressionTooLong({ where, rule: label, length, max: LIMITS.expressionLength });
     }
+    cel.spend(expression);
     const checked = checkExpression(expression, ctx.env);
     if (!checked.ok)
       throw errors.invalidExpression({
@@ -495,7 +543,9 @@ function checkRule(rule: unknown, index: number, ctx: RulesContext): EndpointRul
     if (!ctx.allowed.includes(type)) throw errors.actionNotAllowed({ where, rule: label, type, valid: ctx.allowed });
     const config = action.config ?? null;
     if (config !== null && !isObject(config)) throw shapeError(`${at}.config`, `must be an object; got ${jsonType(config)}`);
-    const problem = ctx.protocol.checks[type]?.(config, ctx.env);
+    if (config !== null) ctx.budget.values -= countValues(config, ctx.budget.values);
+    if (ctx.budget.values < 0) throw errors.policyTooManyValues({ where, rule: label, max: LIMITS.configValues });
+    const problem = ctx.protocol.checks[type]?.(config, cel);
     if (problem) throw errors.invalidActionConfig({ where, rule: label, type, problem });
     return { type, config };
   });
@@ -521,6 +571,7 @@ export function checkEndpointPolicy(body: unknown, protocol: PolicyProtocol): En
   if (body.enabled !== undefined && body.enabled !== null && typeof body.enabled !== 'boolean')
     throw fieldError('enabled', `must be true or false; got ${jsonType(body.enabled)}`);
 
+  const budget = policyBudget();
   const direction = (where: 'inbound' | 'outbound') =>
     checkRules(listAt(body[where], where, 'rules', fieldError), {
       where,
@@ -529,6 +580,7 @@ export function checkEndpointPolicy(body: unknown, protocol: PolicyProtocol): En
       protocol: spec,
       nameRequired: true,
       shapeError: fieldError,
+      budget,
     });
   return {
     enabled: (body.enabled as boolean | null | undefined) ?? true,
@@ -540,12 +592,136 @@ export function checkEndpointPolicy(body: unknown, protocol: PolicyProtocol): En
 // ---------------------------------------------------------------------------------------------
 // The traffic_policy module's document.
 
-/** The document as data: JSON when it starts with `{`, YAML otherwise. Throws 2212. */
+/**
+ * The limits of a document's shape (1970). Parsing YAML costs time in proportion to its tokens
+ * (a few microseconds each), and some shapes cost more: deep nesting, many anchors or tags on one
+ * node, aliases that repeat a large part. So the text is lexed first, which is cheap and stops at
+ * the first limit, and only then parsed; the parsed document is then walked once (keys per
+ * mapping, duplicate keys, values with what aliases repeat) before it becomes data.
+ */
+export const DOCUMENT_LIMITS = { tokens: 20_000, depth: 32, anchors: 100, aliases: 100, tags: 100, values: 10_000, keysPerMapping: 1_000 } as const;
+
+const tooComplex = (problem: string) => errors.policyDocumentTooComplex({ problem });
+
+/** The lexer's markers, which stand for no text of the source. */
+const MARKERS = new Set(['\x02', '\x18', '\x1f']);
+
+/**
+ * Counts what parsing would cost, from the tokens alone; throws 1970 at the first limit. Nesting
+ * is told from the brackets of flow style, and in block style from the columns where nodes start
+ * (the first of a line, each `-` and `?`): one deeper than every open one is inside them all. The
+ * parser recurses once per level, and overflows its stack at some thousands.
+ */
+function checkTokens(text: string): void {
+  const { tokens: maxTokens, depth: maxDepth } = DOCUMENT_LIMITS;
+  let tokens = 0;
+  let depth = 0;
+  let offset = 0;
+  /** The columns of the open block nodes, and where the current line starts. */
+  const columns: number[] = [];
+  let lineStart = 0;
+  let atLineStart = true;
+  const tooDeep = () => tooComplex(`nests lists and mappings more than ${maxDepth} levels deep at ${placeIn(text, offset)}`);
+  const counts = { anchor: 0, alias: 0, tag: 0 };
+  const limit = { anchor: 'anchors', alias: 'aliases', tag: 'tags' } as const;
+  const shown = { anchor: 'anchors (&name)', alias: 'aliases (*name)', tag: 'tags (!tag)' } as const;
+  for (const token of new Lexer().lex(text)) {
+    if (MARKERS.has(token)) continue;
+    if (++tokens > maxTokens)
+      throw tooComplex(`has more than ${maxTokens} tokens (keys, values, punctuation, indentation, comments and line breaks each count); make it shorter`);
+    const type = CST.tokenType(token);
+    if (type === 'newline') {
+      atLineStart = true;
+      lineStart = offset + token.length;
+    } else if (type !== 'space' && type !== 'comment') {
+      if (depth === 0 && (atLineStart || type === 'seq-item-ind' || type === 'explicit-key-ind')) {
+        const column = offset - lineStart;
+        while (columns.length > 0 && columns[columns.length - 1]! >= column) columns.pop();
+        columns.push(column);
+        if (columns.length > maxDepth) throw tooDeep();
+      }
+      atLineStart = false;
+    }
+    if (type === 'flow-map-start' || type === 'flow-seq-start') {
+      if (++depth + columns.length > maxDepth) throw tooDeep();
+    } else if (type === 'flow-map-end' || type === 'flow-seq-end') depth = Math.max(0, depth - 1);
+    else if (type === 'anchor' || type === 'alias' || type === 'tag') {
+      const max = DOCUMENT_LIMITS[limit[type]];
+      if (++counts[type] > max) throw tooComplex(`has more than ${max} ${shown[type]}; the one at ${placeIn(text, offset)} is one too many`);
+    }
+    offset += token.length;
+  }
+}
+
+/** "line L, column C" of an offset into the text, before it is parsed (once, for an error). */
+function placeIn(text: string, offset: number): string {
+  let line = 1;
+  for (let at = text.indexOf('\n'); at !== -1 && at < offset; at = text.indexOf('\n', at + 1)) line++;
+  return `line ${line}, column ${offset - (text.lastIndexOf('\n', offset - 1) + 1) + 1}`;
+}
+
+/** "line L, column C" of an offset into the document, from the lines its parse counted. */
+function place(lines: LineCounter, offset: number): string {
+  const { line, col } = lines.linePos(offset);
+  return `line ${line}, column ${col}`;
+}
+
+/**
+ * One walk over the parsed document: nesting depth, keys per mapping and keys given twice, and the
+ * values, counting again those an alias repeats (checking the data visits them again). Linear:
+ * keys are compared through a set, and an alias adds what its anchor held, counted once.
+ */
+function checkShape(doc: Document, lines: LineCounter, duplicate: (at: string) => ApiError): void {
+  const { depth: maxDepth, values: maxValues, keysPerMapping } = DOCUMENT_LIMITS;
+  const anchored = new Map<string, number>();
+  let values = 0;
+  const count = (added: number, node: { range?: readonly number[] | null }) => {
+    values += added;
+    if (values > maxValues)
+      throw tooComplex(
+        `has more than ${maxValues} values (keys, scalars, lists and mappings, and again each one an alias repeats) at ${place(lines, node.range?.[0] ?? 0)}`,
+      );
+  };
+  const walk = (node: unknown, depth: number): void => {
+    if (isAlias(node)) {
+      count(anchored.get(node.source) ?? 1, node);
+      return;
+    }
+    if (!isScalar(node) && !isMap(node) && !isSeq(node)) return;
+    const before = values;
+    count(1, node);
+    if (isMap(node) || isSeq(node)) {
+      if (depth > maxDepth) throw tooComplex(`nests lists and mappings more than ${maxDepth} levels deep at ${place(lines, node.range?.[0] ?? 0)}`);
+      if (isMap(node)) {
+        if (node.items.length > keysPerMapping)
+          throw tooComplex(`has a mapping of ${node.items.length} keys at ${place(lines, node.range?.[0] ?? 0)}; at most ${keysPerMapping} are allowed in one`);
+        const keys = new Set<string>();
+        for (const pair of node.items) {
+          // Keys that are equal once they are the data's (1 and "1" alike) are one key given twice.
+          if (isScalar(pair.key)) {
+            const key = String(pair.key.value);
+            if (keys.has(key)) throw duplicate(place(lines, pair.key.range?.[0] ?? 0));
+            keys.add(key);
+          }
+          walk(pair.key, depth + 1);
+          walk(pair.value, depth + 1);
+        }
+      } else for (const item of node.items) walk(item, depth + 1);
+    }
+    if (node.anchor) anchored.set(node.anchor, values - before);
+  };
+  walk(doc.contents, 1);
+}
+
+/** The document as data: JSON when it starts with `{`, YAML otherwise. Throws 2212 or 1970. */
 function parsePolicyDocument(value: unknown): unknown {
   if (typeof value !== 'string') throw errors.invalidPolicyDocument({ problem: `must be a string holding a JSON or YAML document; got ${jsonType(value)}` });
   const bytes = Buffer.byteLength(value, 'utf8');
   if (bytes > MAX_DOCUMENT_BYTES) throw errors.invalidPolicyDocument({ problem: `is ${bytes} bytes long; at most ${MAX_DOCUMENT_BYTES} are allowed` });
   const text = value.replace(/^\uFEFF/, '');
+  const lines = new LineCounter();
+  // Bounded first, whatever the form: even JSON.parse takes tens of milliseconds on the largest.
+  checkTokens(text);
   if (/^\s*\{/.test(text)) {
     let parsed: unknown;
     try {
@@ -555,28 +731,22 @@ function parsePolicyDocument(value: unknown): unknown {
     }
     // JSON.parse keeps the last of two equal keys, so what is checked would not be all that is
     // stored (and echoed): a key given twice is refused, as YAML refuses it. JSON is YAML, whose
-    // parser reports duplicates with their place.
-    const lineCounter = new LineCounter();
-    const duplicate = parseDocument(text, { uniqueKeys: true, lineCounter }).errors.find((e) => e.code === 'DUPLICATE_KEY');
-    if (duplicate) {
-      const { line, col } = lineCounter.linePos(duplicate.pos[0]);
-      throw errors.invalidPolicyDocument({ problem: `has a key given twice at line ${line}, column ${col}; give each key once` });
-    }
+    // parse gives each key its place; the same limits hold.
+    const doc = parseDocument(text, { uniqueKeys: false, lineCounter: lines });
+    checkShape(doc, lines, (at) => errors.invalidPolicyDocument({ problem: `has a key given twice at ${at}; give each key once` }));
     return parsed;
   }
-  const lineCounter = new LineCounter();
   let doc: ReturnType<typeof parseDocument>;
   try {
-    doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true, strict: true, lineCounter });
+    // Keys given twice are found by checkShape: the parser's own check compares each key with
+    // every other of its mapping, seconds for a mapping of thousands.
+    doc = parseDocument(text, { prettyErrors: false, uniqueKeys: false, strict: true, lineCounter: lines });
   } catch (error) {
     throw errors.invalidPolicyDocument({ problem: `is not valid YAML: ${clip(String((error as Error).message).split('\n')[0]!, 160)}` });
   }
   const [first] = doc.errors;
-  if (first) {
-    const { line, col } = lineCounter.linePos(first.pos[0]);
-    const at = ` at line ${line}, column ${col}`;
-    throw errors.invalidPolicyDocument({ problem: `is not valid YAML${at}: ${clip(first.message.split('\n')[0]!, 160)}` });
-  }
+  if (first) throw errors.invalidPolicyDocument({ problem: `is not valid YAML at ${place(lines, first.pos[0])}: ${clip(first.message.split('\n')[0]!, 160)}` });
+  checkShape(doc, lines, (at) => errors.invalidPolicyDocument({ problem: `is not valid YAML at ${at}: Map keys must be unique` }));
   try {
     return doc.toJS({ maxAliasCount: 100 }) as unknown;
   } catch (error) {
@@ -586,9 +756,10 @@ function parsePolicyDocument(value: unknown): unknown {
 
 /**
  * The newer `traffic_policy` module value (a JSON or YAML string) checked for the protocol's
- * phases (tcp: on_tcp_connect; http: on_http_request, on_http_response). Returns nothing; throws ApiError.
+ * phases (tcp: on_tcp_connect; http: on_http_request, on_http_response). Returns the IP policy ids
+ * its restrict-ips actions name (as documentPolicyIds), from the one parse; throws ApiError.
  */
-export function checkTrafficPolicyDocument(value: string, protocol: PolicyProtocol): void {
+export function checkTrafficPolicyDocument(value: string, protocol: PolicyProtocol): string[] {
   const spec = PROTOCOLS[protocol];
   const phases = spec.phases;
   const doc = parsePolicyDocument(value);
@@ -596,11 +767,13 @@ export function checkTrafficPolicyDocument(value: string, protocol: PolicyProtoc
   const valid = Object.keys(phases);
   const unknown = unknownKey(doc, valid);
   if (unknown !== undefined) throw errors.unknownPhase({ phase: clip(unknown, 40), valid });
+  const budget = policyBudget();
   for (const [phase, rules] of Object.entries(doc)) {
     if (!Array.isArray(rules)) throw documentError(phase, `must be a list of rules; got ${jsonType(rules)}`);
     const { env, actions } = phases[phase]!;
-    checkRules(rules, { where: phase, env, allowed: actions, protocol: spec, nameRequired: false, shapeError: documentError });
+    checkRules(rules, { where: phase, env, allowed: actions, protocol: spec, nameRequired: false, shapeError: documentError, budget });
   }
+  return idsOfDocument(doc);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -623,8 +796,11 @@ export function policyIdsOf(policy: EndpointPolicy): string[] {
 
 /** The same for a traffic_policy document (one that checkTrafficPolicyDocument accepts). */
 export function documentPolicyIds(value: string): string[] {
+  return idsOfDocument(parsePolicyDocument(value));
+}
+
+function idsOfDocument(doc: unknown): string[] {
   const ids = new Set<string>();
-  const doc = parsePolicyDocument(value);
   if (!isObject(doc)) return [];
   for (const rules of Object.values(doc)) {
     if (!Array.isArray(rules)) continue;
