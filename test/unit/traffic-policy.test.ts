@@ -45,6 +45,14 @@ describe('checkExpression (tcp)', () => {
     assert.match(result.reason, /client_ip/);
   });
 
+  it('refuses thousands of unary operators in a row with a reason a user can act on', () => {
+    for (const expression of [`${'!'.repeat(4000)}true`, `${'-'.repeat(4000)}1 == 1`]) {
+      const result = checkExpression(expression, 'tcp');
+      assert.ok(!result.ok);
+      assert.match(result.reason, /nests operators too deeply/);
+    }
+  });
+
   it('refuses an unknown variable', () => {
     const result = checkExpression('req.method == "GET"', 'tcp');
     assert.ok(!result.ok);

@@ -196,6 +196,8 @@ function reasonOf(spec: EnvironmentSpec, expression: string, error: LibraryError
   }
   const operator = /^no such overload: (.+) (==|!=|<=?|>=?|\+|-|\*|\/|%|in) (.+)$/.exec(summary);
   if (operator) return `operator '${operator[2]}' does not apply to ${clip(operator[1]!, 40)} and ${clip(operator[3]!, 40)}`;
+  // The parser recurses once per unary operator (`!!!…x`, `---…1`), which its depth limit does not count.
+  if (error instanceof RangeError || /call stack size/i.test(summary)) return 'it nests operators too deeply to be parsed; use fewer operators in a row';
   const call = /^found no matching overload for '(.*)'$/.exec(summary);
   if (call) {
     const name = /^(?:.*\.)?([A-Za-z_]\w*)\(/.exec(call[1]!)?.[1];
