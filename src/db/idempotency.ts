@@ -108,3 +108,22 @@ export async function releaseIdempotencyKey(store: Store, claim: IdempotencyClai
     }
   });
 }
+
+/**
+ * Deletes, across accounts, up to `limit` keys created at or before `before`; returns how many.
+ * Housekeeping only: a claim judges a key's age itself, so this frees space, nothing else.
+ */
+export async function purgeIdempotencyKeys(store: Store, before: Date, limit: number): Promise<number> {
+  const oldest = store.db
+    .selectFrom('idempotency_keys')
+    .select(['account_id', 'api_key_id', 'key'])
+    .where('created_at', '<=', before.toISOString())
+    .orderBy('created_at')
+    .limit(limit)
+    .$asTuple('account_id', 'api_key_id', 'key');
+  const result = await store.db
+    .deleteFrom('idempotency_keys')
+    .where(({ eb, refTuple }) => eb(refTuple('account_id', 'api_key_id', 'key'), 'in', oldest))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

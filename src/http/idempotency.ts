@@ -20,7 +20,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../core/errors.js';
 import type { IdempotencyClaim } from '../core/context.js';
-import { claimIdempotencyKey, recordIdempotentAnswer, releaseIdempotencyKey, type Claim } from '../db/idempotency.js';
+import { claimIdempotencyKey, purgeIdempotencyKeys, recordIdempotentAnswer, releaseIdempotencyKey, type Claim } from '../db/idempotency.js';
 import type { Store } from '../db/store.js';
 
 declare module 'fastify' {
@@ -42,6 +42,10 @@ const WAIT_MS = 10_000;
 const POLL_MS = 50;
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** How often an instance deletes the keys kept past their time, and how many one statement deletes. */
+const SWEEP_MS = 10 * 60_000;
+const SWEEP_BATCH = 1000;
 
 /** What identifies the request: its path and body, as parsed (key order kept; spacing not). */
 function requestHash(request: FastifyRequest): string {
@@ -72,6 +76,18 @@ export function registerIdempotency(app: FastifyInstance, deps: { store: Store; 
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
   }
+
+  // Keys past their 24 hours are free whether or not their rows are gone (a claim reads the row's
+  // age); the sweep only keeps the table from growing for ever. Every instance sweeps: the deletes
+  // of two at once simply find less to do.
+  const sweep = setInterval(() => {
+    void (async () => {
+      const before = new Date(deps.now().getTime() - IDEMPOTENCY_KEEP_MS);
+      while ((await purgeIdempotencyKeys(store, before, SWEEP_BATCH)) === SWEEP_BATCH);
+    })().catch((error: unknown) => app.log.warn({ err: error }, 'Idempotency-Key: expired keys could not be deleted; the next sweep tries again'));
+  }, SWEEP_MS);
+  sweep.unref();
+  app.addHook('onClose', () => clearInterval(sweep));
 
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
     const header = request.headers['idempotency-key'];

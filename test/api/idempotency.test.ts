@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 import { Migrator, sql } from 'kysely';
 import { migrationProvider } from '../../src/db/migrations/index.js';
 import { openStore } from '../../src/db/store.js';
-import { claimIdempotencyKey, markIdempotentChange, releaseIdempotencyKey } from '../../src/db/idempotency.js';
+import { claimIdempotencyKey, markIdempotentChange, purgeIdempotencyKeys, releaseIdempotencyKey } from '../../src/db/idempotency.js';
 import { scopedTx } from '../../src/db/scoped.js';
 import { describeEachStore, type Api, type Harness } from '../helpers/harness.js';
 
@@ -278,6 +278,37 @@ describeEachStore('Idempotency-Key', (h: () => Harness) => {
     const afterDelete = await api.post('/api_keys', { description: 'shown once' }, withKey(key));
     assert.equal(afterDelete.status, 201);
     assert.equal(afterDelete.json.token, null);
+  });
+
+  it('the sweep deletes the keys kept past their time, oldest first, in batches, across accounts, and no other', async () => {
+    const store = h().deps.store;
+    const [a, b] = [await h().newAccount(), await h().newAccount()];
+    const day = 24 * 3600_000;
+    const at = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
+    const row = (api: Api, key: string, createdAt: string) => ({
+      account_id: api.info.accountId,
+      api_key_id: api.info.keyId,
+      key,
+      request_hash: 'h',
+      status: 201,
+      body: '{}',
+      created_at: createdAt,
+      lease_until: createdAt,
+      resource_id: null,
+    });
+    // Far in the past, so that no other test's rows are older.
+    const old = ['1990-01-01T00:00:00.000Z', '1990-01-02T00:00:00.000Z', '1990-01-03T00:00:00.000Z'];
+    await store.db
+      .insertInto('idempotency_keys')
+      .values([row(a, 'old-0', old[0]!), row(b, 'old-1', old[1]!), row(a, 'old-2', old[2]!), row(a, 'fresh', at(day - 60_000))])
+      .execute();
+    const keys = async () =>
+      (await store.db.selectFrom('idempotency_keys').select('key').where('key', 'in', ['old-0', 'old-1', 'old-2', 'fresh']).execute()).map((r) => r.key).sort();
+    assert.equal(await purgeIdempotencyKeys(store, new Date('1990-01-02T12:00:00.000Z'), 1), 1);
+    assert.deepEqual(await keys(), ['fresh', 'old-1', 'old-2'], 'the oldest first');
+    assert.equal(await purgeIdempotencyKeys(store, new Date('1990-01-02T12:00:00.000Z'), 5), 1, "only those before the time, another account's too");
+    assert.equal((await purgeIdempotencyKeys(store, new Date(Date.now() - day), 1000)) >= 1, true);
+    assert.deepEqual(await keys(), ['fresh'], 'a key younger than a day stays');
   });
 
   it('a twin waits for the answer of the request that holds the key', async () => {
