@@ -195,6 +195,10 @@ describe('agent protocol: what an agent sends', () => {
       () => decodeBind(bind((b) => (b.Opts.TrafficPolicy = { on_http_request: [] }))),
       refused('wrong_type', /'Opts.TrafficPolicy' must be a string/),
     );
+    assert.throws(
+      () => decodeBind(json(RUST_HTTP_BIND.replace('"CircuitBreaker":null', '"CircuitBreaker":{"error_threshold":1e400}'))),
+      refused('wrong_type', /'Opts.CircuitBreaker.error_threshold' must be a finite number/),
+    );
     assert.throws(() => decodeUnbind(json('{}')), refused('missing_field', /Unbind: 'Id'/));
     assert.throws(() => decodeStartTunnelWithLabel(json('{"Labels":{"a":1}}')), refused('wrong_type', /'Labels.a' must be a string/));
     assert.throws(() => decodeStartTunnelWithLabel(json('{"Labels":["a"]}')), refused('wrong_type', /an object of strings/));

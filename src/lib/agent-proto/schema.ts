@@ -102,7 +102,8 @@ function decodeValue(value: unknown, kind: Kind, schema: Schema, at: string): un
       // Go refuses a fraction for an integer field; beyond 2^53 a JS number would not be exact.
       return typeof value === 'number' && Number.isSafeInteger(value) ? value : wrong('an integer');
     case 'float':
-      return typeof value === 'number' ? value : wrong('a number');
+      // JSON.parse reads 1e400 as Infinity; Go refuses it as out of range.
+      return typeof value === 'number' && Number.isFinite(value) ? value : wrong('a finite number');
     case 'proxyProto':
       if (value === 0 || value === 1 || value === 2) return value;
       if (typeof value === 'number') {
