@@ -92,7 +92,9 @@ export class JsonObjectReader {
       if (chunk.every(isWhitespace)) return undefined;
       throw new AgentProtoError('trailing_data', `${this.what}: bytes after the complete message`);
     }
-    for (let i = 0; i < chunk.length; i++) {
+    // Only as far as the size allows: a huge chunk is refused without reading all of it.
+    const allowed = Math.min(chunk.length, this.limits.maxBytes - this.size);
+    for (let i = 0; i < allowed; i++) {
       const byte = chunk[i]!;
       if (!this.started) {
         if (isWhitespace(byte)) continue;
