@@ -68,8 +68,8 @@ export interface JsonDone {
 /**
  * Reads one top-level JSON object from chunks as they arrive. `push` returns the parsed value once
  * the object closes (with any bytes that came after it in the same chunk), or undefined while more
- * is needed; `end` says the stream ended (FIN) and refuses an unfinished object. Throws only
- * AgentProtoError.
+ * is needed; after the object, whitespace is ignored and anything else refused; `end` says the
+ * stream ended (FIN) and refuses an unfinished object. Throws only AgentProtoError.
  */
 export class JsonObjectReader {
   private readonly chunks: Buffer[] = [];
