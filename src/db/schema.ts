@@ -38,6 +38,20 @@ export interface ApiKeysTable {
   created_at: string;
 }
 
+/** An agent authtoken. */
+export interface CredentialsTable {
+  id: string;
+  account_id: string;
+  owner_id: string;
+  description: string;
+  metadata: string;
+  /** JSON array of ACL rules in their stored form (`bind:app.example.com`, `bind:env=prod`). */
+  acl: string;
+  /** SHA-256 of the token's secret part, hex. The token itself is never stored. */
+  secret_hash: string;
+  created_at: string;
+}
+
 export interface IpPoliciesTable {
   id: string;
   account_id: string;
@@ -416,6 +430,7 @@ export interface Database {
   users: UsersTable;
   bot_users: BotUsersTable;
   api_keys: ApiKeysTable;
+  credentials: CredentialsTable;
   ip_policies: IpPoliciesTable;
   ip_policy_rules: IpPolicyRulesTable;
   ip_restrictions: IpRestrictionsTable;

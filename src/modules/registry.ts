@@ -11,6 +11,7 @@ import { apiKeyDefinition } from './api-keys/api-key.resource.js';
 import { auditEventDefinition } from './audit-events/audit-event.resource.js';
 import { failoverBackend, httpResponseBackend, staticBackend, tunnelGroupBackend, weightedBackend } from './backends/backend.resources.js';
 import { botUserDefinition } from './bot-users/bot-user.resource.js';
+import { credentialDefinition } from './credentials/credential.resource.js';
 import { ipPolicyDefinition } from './ip-policies/ip-policy.resource.js';
 import { ipPolicyRuleDefinition } from './ip-policy-rules/ip-policy-rule.resource.js';
 import type { ApiIpGuard } from './ip-restrictions/api-ip-guard.js';
@@ -43,6 +44,7 @@ export function resourceDefinitions({ auth, ipGuard, sealer, domains }: Omit<Res
   return {
     apiKeys: apiKeyDefinition(auth),
     botUsers: botUserDefinition(auth),
+    credentials: credentialDefinition,
     ipPolicies: ipPolicyDefinition,
     ipPolicyRules: ipPolicyRuleDefinition(ipChanged),
     ipRestrictions: ipRestrictionDefinition(ipChanged),

@@ -20,12 +20,10 @@ for (const kind of storeKinds()) {
     it('fills in domain_reversed for the ingresses a store already holds', async () => {
       const { store } = fresh;
       const migrator = new Migrator({ db: store.db, provider: migrationProvider(store.dialect), migrationTableSchema: fresh.schema });
-      const down = await migrator.migrateDown();
+      // Back to just before 0018, whatever later migrations there are.
+      const down = await migrator.migrateTo('0017-idempotency-credential');
       assert.ifError(down.error);
-      assert.deepEqual(
-        down.results?.map((r) => r.migrationName),
-        ['0018-agent-ingress-reversed'],
-      );
+      assert.equal(down.results?.at(-1)?.migrationName, '0018-agent-ingress-reversed');
       const now = new Date().toISOString();
       await sql`insert into accounts (id, name, created_at) values ('acct_m', 'm', ${now})`.execute(store.db);
       for (const [id, domain] of [
@@ -34,7 +32,7 @@ for (const kind of storeKinds()) {
       ])
         await sql`insert into agent_ingresses (id, account_id, created_at, domain) values (${id}, 'acct_m', ${now}, ${domain})`.execute(store.db);
 
-      assert.deepEqual(await migrate(store), ['0018-agent-ingress-reversed']);
+      assert.equal((await migrate(store))[0], '0018-agent-ingress-reversed');
       const rows = await store.db.selectFrom('agent_ingresses').select(['id', 'domain_reversed']).where('account_id', '=', 'acct_m').orderBy('id').execute();
       assert.deepEqual(rows, [
         { id: 'agin_m1', domain_reversed: 'com.example.connect' },

@@ -193,6 +193,36 @@ describeEachStore('official TypeScript client (@ngrok/ngrok-api 0.11.0)', (h) =>
     assert.deepEqual(older, listed.slice(150));
   });
 
+  it('credentials: create (token shown once), get, update the ACL, list, delete, and an owner named by an admin', async () => {
+    const api = await h().newAccount();
+    const ngrok = client(h(), api);
+    const created = await ngrok.credentials.create({ description: 'edge box', metadata: '{"site":"lyon"}', acl: ['bind:App.example.com', 'bind:env=prod'] });
+    assert.match(created.id, /^cr_/);
+    assert.match(created.token ?? '', new RegExp(`^${created.id.slice(3)}_`), 'the token is shown on create');
+    assert.deepEqual(created.acl, ['bind:app.example.com', 'bind:env=prod'], 'rules come back in their stored form, unmangled');
+    assert.equal(created.ownerId, api.info.userId);
+
+    const fetched = await ngrok.credentials.get(created.id);
+    assert.equal(fetched.token, null, 'the token is shown once');
+    assert.equal(fetched.uri, `${h().baseUrl}/credentials/${created.id}`);
+    assert.equal(fetched.metadata, '{"site":"lyon"}');
+
+    const updated = await ngrok.credentials.update({ id: created.id, description: 'edge box (spare)', acl: ['bind:*.example.com'] });
+    assert.equal(updated.description, 'edge box (spare)');
+    assert.deepEqual(updated.acl, ['bind:*.example.com']);
+    assert.deepEqual((await raw(api, `/credentials/${created.id}`)).acl, ['bind:*.example.com']);
+    await assertClientError(ngrok.credentials.update({ id: created.id, acl: ['listen:x.example.com'] }), 400, 'ERR_EP_600', 'listen:x.example.com');
+
+    const bot = await ngrok.botUsers.create({ name: 'agents' });
+    const forBot = await ngrok.credentials.create({ acl: [], ownerId: bot.id });
+    assert.equal(forBot.ownerId, bot.id, 'ownerId is sent as owner_id');
+    await assertListed(ngrok.credentials.list(), [forBot.id, created.id]);
+
+    await assert.rejects(ngrok.credentials.delete(created.id), SyntaxError);
+    await assertNotFound(ngrok.credentials.get(created.id), created.id);
+    assert.equal((await api.get(`/credentials/${created.id}`)).status, 404);
+  });
+
   it('bot users: create, get, update, list, delete', async () => {
     const api = await h().newAccount();
     const ngrok = client(h(), api);

@@ -82,6 +82,12 @@ const ENDPOINT_CONFIGURATION_MODULE_BODIES = {
 export const securedResources: SecuredResource[] = [
   { path: '/api_keys', create: () => ({ description: 'security suite' }), update: { description: 'changed' }, describable: true },
   { path: '/bot_users', create: () => ({ name: `bot-${unique()}` }), update: { name: `renamed-${unique()}` }, describable: false },
+  {
+    path: '/credentials',
+    create: () => ({ description: 'security suite', acl: ['bind:app.example.com'] }),
+    update: { description: 'changed' },
+    describable: true,
+  },
   { path: '/ip_policies', create: () => ({ description: 'security suite' }), update: { description: 'changed' }, describable: true },
   {
     path: '/ip_policy_rules',

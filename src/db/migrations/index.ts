@@ -19,6 +19,7 @@ import { auditEvents } from './0015-audit-events.js';
 import { idempotencyOutcome } from './0016-idempotency-outcome.js';
 import { idempotencyCredential } from './0017-idempotency-credential.js';
 import { agentIngressReversed } from './0018-agent-ingress-reversed.js';
+import { credentials } from './0019-credentials.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -42,6 +43,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0016-idempotency-outcome': idempotencyOutcome(dialect),
         '0017-idempotency-credential': idempotencyCredential(dialect),
         '0018-agent-ingress-reversed': agentIngressReversed(dialect),
+        '0019-credentials': credentials(dialect),
       };
     },
   };

@@ -1,0 +1,54 @@
+// Credentials: the authtokens agents present when they dial in. Like API keys, the token is made
+// once, shown once, and stored only as a hash of its secret; developers and bots manage their
+// own, admins every credential of the account. The ACL is checked strictly (credential-acl.ts).
+import { errors } from '../../core/errors.js';
+import { describedChanges, describedColumns } from '../../core/schema.js';
+import { defineResource } from '../../crud/definition.js';
+import { readOnlyMayOnlyRead } from '../../crud/resource.js';
+import type { CredentialsTable } from '../../db/schema.js';
+import { readAcl } from './credential-acl.js';
+import { Credential, CredentialCreate, CredentialUpdate } from './credential.schema.js';
+import { newCredentialMaterial } from './credential.token.js';
+
+export const credentialDefinition = defineResource({
+  kind: 'credential',
+  title: 'credential',
+  prefix: 'cr',
+  path: '/credentials',
+  listKey: 'credentials',
+  table: 'credentials',
+  schemas: { resource: Credential, create: CredentialCreate, update: CredentialUpdate },
+  immutable: ['owner_id'],
+  shownOnce: ['token'],
+  references: [{ column: 'owner_id', kinds: ['user', 'bot_user'], notFound: (id) => errors.ownerNotInAccount({ ownerId: id }), onDelete: 'cascade' }],
+
+  authorize(ctx, operation, { row, body }) {
+    readOnlyMayOnlyRead(ctx, operation);
+    if (ctx.principal.role === 'admin') return;
+    const ownerId = operation === 'create' ? ((body as { owner_id?: string }).owner_id ?? ctx.principal.id) : row?.owner_id;
+    if (ownerId === ctx.principal.id) return;
+    if (operation === 'create') throw errors.credentialOwnerNotAllowed();
+    if (operation === 'update' || operation === 'delete') throw errors.notCredentialOwner({ id: row!.id });
+  },
+
+  prepare(ctx, body) {
+    const acl = JSON.stringify(readAcl(body.acl ?? []));
+    const { id, token, secret_hash } = newCredentialMaterial();
+    return { id, row: { owner_id: body.owner_id ?? ctx.principal.id, ...describedColumns(body), acl, secret_hash }, reveal: { token } };
+  },
+
+  patch: (_ctx, body): Partial<CredentialsTable> => ({
+    ...describedChanges(body),
+    ...(body.acl != null && { acl: JSON.stringify(readAcl(body.acl)) }),
+  }),
+
+  toApi: (row: CredentialsTable) => ({
+    id: row.id,
+    created_at: row.created_at,
+    description: row.description,
+    metadata: row.metadata,
+    token: null,
+    acl: JSON.parse(row.acl) as string[],
+    owner_id: row.owner_id,
+  }),
+});

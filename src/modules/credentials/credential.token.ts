@@ -1,0 +1,73 @@
+// The authtoken of a credential: `<credential id without "cr_">_<secret>`, as an API key's token is
+// made. Only SHA-256 of the secret is stored; an agent's token is checked against it in constant time.
+import { CompiledQuery, type SqlBool } from 'kysely';
+import { newId, randomBase62 } from '../../core/ids.js';
+import { toBool } from '../../db/schema.js';
+import { read, type Store } from '../../db/store.js';
+import { hashSecret, sameDigest } from '../api-keys/api-key.token.js';
+
+const SECRET_LENGTH = 40;
+const TOKEN = /^([0-9A-Za-z]{27})_([0-9A-Za-z]{32,128})$/;
+/** Compared with when no credential has the token's id, so that a miss takes as long as a wrong secret. */
+const NO_DIGEST = '0'.repeat(64);
+
+/** A new credential id, its token (shown once) and the hash that is stored instead. */
+export function newCredentialMaterial(): { id: string; token: string; secret_hash: string } {
+  const id = newId('cr');
+  const secret = randomBase62(SECRET_LENGTH);
+  return { id, token: `${id.slice('cr_'.length)}_${secret}`, secret_hash: hashSecret(secret) };
+}
+
+/** What an agent's valid token establishes: whose it is, and the rules for what it may bind. */
+export interface AgentCredential {
+  id: string;
+  accountId: string;
+  ownerId: string;
+  /** The ACL in its stored form; empty (or `*`) allows every bind. */
+  acl: string[];
+}
+
+interface CredentialRow {
+  account_id: string;
+  owner_id: string;
+  acl: string;
+  secret_hash: string;
+  role: string | null;
+  active: number | boolean | null;
+}
+
+/** The credential, its owner's role and its bot's state: compiled once per store, bound per lookup. */
+const lookupSql = new WeakMap<Store, string>();
+
+function lookupOf(store: Store): string {
+  let compiled = lookupSql.get(store);
+  if (compiled === undefined) {
+    compiled = store.reader
+      .selectFrom('credentials as c')
+      .leftJoin('users as u', 'u.id', 'c.owner_id')
+      .leftJoin('bot_users as b', 'b.id', 'c.owner_id')
+      .select(['c.account_id', 'c.owner_id', 'c.acl', 'c.secret_hash', 'u.role', 'b.active'])
+      .where('c.id', '=', '')
+      .compile().sql;
+    lookupSql.set(store, compiled);
+  }
+  return compiled;
+}
+
+/**
+ * The credential an agent's authtoken belongs to, or undefined for a token that is malformed,
+ * unknown, deleted, or whose owner is gone or is an inactive bot (as an API key of that bot is
+ * refused). The secret is compared with the stored hash in constant time.
+ */
+export async function authenticateAgentToken(store: Store, token: string): Promise<AgentCredential | undefined> {
+  const match = TOKEN.exec(token.trim());
+  if (!match) return undefined;
+  const id = `cr_${match[1]}`;
+  const { rows } = await read(() => store.reader.executeQuery<CredentialRow>(CompiledQuery.raw(lookupOf(store), [id])));
+  const row = rows[0];
+  const secretMatches = sameDigest(hashSecret(match[2]!), row ? row.secret_hash.toLowerCase() : NO_DIGEST);
+  if (!row || !secretMatches) return undefined;
+  const ownerActive = row.role !== null ? true : row.active !== null ? toBool(row.active as SqlBool) : false;
+  if (!ownerActive) return undefined;
+  return { id, accountId: row.account_id, ownerId: row.owner_id, acl: JSON.parse(row.acl) as string[] };
+}
