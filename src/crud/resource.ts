@@ -6,7 +6,7 @@
 // transaction.
 import type { Static } from '@sinclair/typebox';
 import type { RequestContext } from '../core/context.js';
-import { errors } from '../core/errors.js';
+import { errors, type ApiError } from '../core/errors.js';
 import { hasPrefix, newId } from '../core/ids.js';
 import { rfc3339 } from '../core/time.js';
 import { ScopedDb, scopedReader, type Lock, type RowOf } from '../db/scoped.js';
@@ -21,6 +21,7 @@ import {
   type LinkField,
   type LinkItem,
   type Operation,
+  type Subject,
   type ResourceDefinition,
   type ResourceSchemas,
   type ResourceTable,
@@ -85,6 +86,22 @@ export function adminWrites(action: string) {
   return (ctx: RequestContext, operation: Operation): void => {
     readOnlyMayOnlyRead(ctx, operation);
     if (isWrite(operation) && ctx.principal.role !== 'admin') throw errors.adminRequired({ action });
+  };
+}
+
+/**
+ * The authorization of a kind each of whose rows has an owner (`owner_id`: a user or bot), such as
+ * API keys and credentials: read_only may only read; others create and change their own rows
+ * only; admins every row, and rows for any owner.
+ */
+export function ownerManaged(refuse: { otherOwner(): ApiError; notOwner(id: string): ApiError }) {
+  return (ctx: RequestContext, operation: Operation, { row, body }: Subject<{ id: string; owner_id: string }>): void => {
+    readOnlyMayOnlyRead(ctx, operation);
+    if (ctx.principal.role === 'admin') return;
+    const ownerId = operation === 'create' ? ((body as { owner_id?: string }).owner_id ?? ctx.principal.id) : row?.owner_id;
+    if (ownerId === ctx.principal.id) return;
+    if (operation === 'create') throw refuse.otherOwner();
+    if (operation === 'update' || operation === 'delete') throw refuse.notOwner(row!.id);
   };
 }
 

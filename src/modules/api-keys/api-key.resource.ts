@@ -3,7 +3,7 @@
 import { errors } from '../../core/errors.js';
 import { describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
-import { readOnlyMayOnlyRead } from '../../crud/resource.js';
+import { ownerManaged } from '../../crud/resource.js';
 import type { ApiKeysTable } from '../../db/schema.js';
 import type { KeyAuthenticator } from './api-key.auth.js';
 import { ApiKey, ApiKeyCreate, ApiKeyUpdate } from './api-key.schema.js';
@@ -22,14 +22,7 @@ export function apiKeyDefinition(auth: KeyAuthenticator) {
     shownOnce: ['token'],
     references: [{ column: 'owner_id', kinds: ['user', 'bot_user'], notFound: (id) => errors.ownerNotInAccount({ ownerId: id }), onDelete: 'cascade' }],
 
-    authorize(ctx, operation, { row, body }) {
-      readOnlyMayOnlyRead(ctx, operation);
-      if (ctx.principal.role === 'admin') return;
-      const ownerId = operation === 'create' ? ((body as { owner_id?: string }).owner_id ?? ctx.principal.id) : row?.owner_id;
-      if (ownerId === ctx.principal.id) return;
-      if (operation === 'create') throw errors.ownerNotAllowed();
-      if (operation === 'update' || operation === 'delete') throw errors.notKeyOwner({ id: row!.id });
-    },
+    authorize: ownerManaged({ otherOwner: () => errors.ownerNotAllowed(), notOwner: (id) => errors.notKeyOwner({ id }) }),
 
     prepare(ctx, body) {
       const { id, token, secret_hash } = newKeyMaterial();

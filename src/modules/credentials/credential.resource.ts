@@ -4,7 +4,7 @@
 import { errors } from '../../core/errors.js';
 import { describedChanges, describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
-import { readOnlyMayOnlyRead } from '../../crud/resource.js';
+import { ownerManaged } from '../../crud/resource.js';
 import type { CredentialsTable } from '../../db/schema.js';
 import { readAcl } from './credential-acl.js';
 import { Credential, CredentialCreate, CredentialUpdate } from './credential.schema.js';
@@ -22,14 +22,7 @@ export const credentialDefinition = defineResource({
   shownOnce: ['token'],
   references: [{ column: 'owner_id', kinds: ['user', 'bot_user'], notFound: (id) => errors.ownerNotInAccount({ ownerId: id }), onDelete: 'cascade' }],
 
-  authorize(ctx, operation, { row, body }) {
-    readOnlyMayOnlyRead(ctx, operation);
-    if (ctx.principal.role === 'admin') return;
-    const ownerId = operation === 'create' ? ((body as { owner_id?: string }).owner_id ?? ctx.principal.id) : row?.owner_id;
-    if (ownerId === ctx.principal.id) return;
-    if (operation === 'create') throw errors.credentialOwnerNotAllowed();
-    if (operation === 'update' || operation === 'delete') throw errors.notCredentialOwner({ id: row!.id });
-  },
+  authorize: ownerManaged({ otherOwner: () => errors.credentialOwnerNotAllowed(), notOwner: (id) => errors.notCredentialOwner({ id }) }),
 
   prepare(ctx, body) {
     const acl = JSON.stringify(readAcl(body.acl ?? []));
