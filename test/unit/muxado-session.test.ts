@@ -405,6 +405,27 @@ describe('muxado sessions', { timeout: 15_000 }, () => {
     session.destroy();
   });
 
+  it('refuses streams beyond its limit, and all of them when nobody accepts, keeping the session', async () => {
+    const [s1, c1] = await socketPair();
+    const session = new Session(s1, { role: 'server', maxStreams: 2 });
+    const peer = new RawPeer(c1);
+    const syn = (streamId: number): Frame => ({ type: 'data', streamId, syn: true, fin: false, data: Buffer.from('a') });
+    peer.send(syn(3)); // nobody accepts yet
+    const rst = (id: number) => (fs: Frame[]) => fs.find((f) => f.type === 'rst' && f.streamId === id);
+    assert.deepEqual(await peer.until(rst(3), 'RST 3'), { type: 'rst', streamId: 3, errorCode: ErrorCode.streamRefused });
+    session.on('stream', (s) => s.pause());
+    peer.send(syn(5), syn(7), syn(9));
+    assert.deepEqual(await peer.until(rst(9), 'RST 9'), {
+      type: 'rst',
+      streamId: 9,
+      errorCode: ErrorCode.streamsExhausted,
+    });
+    assert.equal(session.streamCount, 2);
+    assert.ok(!session.closed);
+    assert.throws(() => session.open(), /too many open streams/);
+    session.destroy();
+  });
+
   it('opens typed streams (the type rides with the SYN) and reads the type of accepted ones', async () => {
     const [session, peer] = await sessionWithRawPeer('server');
     const proxy = openTyped(session, 3);

@@ -198,7 +198,8 @@ export class Session extends EventEmitter<SessionEvents> {
       }
       this.lastRemoteId = id;
       if (this.streams.size >= this.maxStreams || this.listenerCount('stream') === 0) {
-        this.writeFrame({ type: 'rst', streamId: id, errorCode: ErrorCode.streamRefused });
+        const errorCode = this.streams.size >= this.maxStreams ? ErrorCode.streamsExhausted : ErrorCode.streamRefused;
+        this.writeFrame({ type: 'rst', streamId: id, errorCode });
         return;
       }
       stream = new MuxadoStream(this, id, false);
