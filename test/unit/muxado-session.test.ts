@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import net from 'node:net';
-import { Writable } from 'node:stream';
+import { Duplex, Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { encodeFrame, ErrorCode, FrameDecoder, MuxadoError, type Frame } from '../../src/lib/muxado/frame.js';
 import { DEFAULT_WINDOW, MuxadoStream, Session } from '../../src/lib/muxado/session.js';
@@ -40,6 +40,36 @@ async function socketPair(): Promise<[net.Socket, net.Socket]> {
 async function sessionPair(): Promise<[Session, Session]> {
   const [s, c] = await socketPair();
   return [new Session(s, { role: 'server' }), new Session(c, { role: 'client' })];
+}
+
+/**
+ * Two Duplexes joined in memory with backpressure and no kernel buffers: a side that is not
+ * read holds the other's write callbacks, so the writer's writableLength shows what waits.
+ */
+class PipeEnd extends Duplex {
+  other!: PipeEnd;
+  private held: (() => void) | undefined;
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: () => void): void {
+    if (this.other.push(chunk)) callback();
+    else this.other.held = callback;
+  }
+  override _read(): void {
+    const held = this.held;
+    this.held = undefined;
+    held?.();
+  }
+  override _final(callback: () => void): void {
+    this.other.push(null);
+    callback();
+  }
+}
+
+function pipePair(): [PipeEnd, PipeEnd] {
+  const a = new PipeEnd();
+  const b = new PipeEnd();
+  a.other = b;
+  b.other = a;
+  return [a, b];
 }
 
 /** A peer the test drives by hand: frames written, frames read as they come. */
@@ -423,6 +453,32 @@ describe('muxado sessions', { timeout: 15_000 }, () => {
     assert.equal(session.streamCount, 2);
     assert.ok(!session.closed);
     assert.throws(() => session.open(), /too many open streams/);
+    session.destroy();
+  });
+
+  it('stops reading a peer that sends but does not read, once its replies pile up', async () => {
+    const [ours, theirs] = pipePair();
+    const session = new Session(ours, { role: 'server', maxPendingWrite: 64 * 1024 });
+    session.on('stream', (s) => s.reset());
+    theirs.write(encodeFrame({ type: 'data', streamId: 3, syn: true, fin: false, data: Buffer.from('a') }));
+    // DATA for the stream just reset: each one earns an RST (12 bytes) that nobody reads.
+    const late = encodeFrame({ type: 'data', streamId: 3, syn: false, fin: false, data: Buffer.from('b') });
+    const batch = Buffer.concat(Array.from({ length: Math.floor((64 * 1024) / late.length) }, () => late));
+    let sent = 0;
+    while (!ours.isPaused()) {
+      theirs.write(batch);
+      sent += batch.length / late.length;
+      await new Promise((r) => setImmediate(r));
+      assert.ok(sent < 1_000_000, 'the session never stopped reading');
+    }
+    const pending = ours.writableLength;
+    assert.ok(pending <= 64 * 1024 + (batch.length / late.length) * 12, `replies waiting: ${pending}`);
+    // The peer reads again: every frame is answered, and the session is still there.
+    const decoder = new FrameDecoder({ maxFrameLength: 1024 });
+    let rsts = 0;
+    theirs.on('data', (chunk: Buffer) => (rsts += decoder.push(chunk).filter((f) => f.type === 'rst').length));
+    await until(() => rsts === sent + 1, 'every RST');
+    assert.ok(!session.closed);
     session.destroy();
   });
 
