@@ -114,7 +114,7 @@ export class Session extends EventEmitter<SessionEvents> {
     });
     const reason = new MuxadoError(`went away: ${message || 'error ' + errorCode}`, errorCode);
     this.terminate(errorCode === ErrorCode.none ? null : reason, false);
-    this.transport.end();
+    this.endTransport();
   }
 
   /** Ends the session at once, without a GOAWAY (the connection is dropped). */
@@ -186,7 +186,7 @@ export class Session extends EventEmitter<SessionEvents> {
       // A goodbye with no error closes cleanly; streams still open are cut off all the same.
       const gone = new MuxadoError(`the peer went away (error ${frame.errorCode}${goaway.message ? ': ' + goaway.message : ''})`, ErrorCode.remoteGoneAway);
       this.terminate(frame.errorCode === ErrorCode.none ? null : gone, false, gone);
-      this.transport.end();
+      this.endTransport();
       return;
     }
     const id = frame.streamId;
@@ -254,8 +254,12 @@ export class Session extends EventEmitter<SessionEvents> {
       debugData: Buffer.from(error.message, 'utf8').subarray(0, 1024),
     });
     this.terminate(error, true);
+    this.endTransport();
+  }
+
+  /** Ends the connection once what we wrote is flushed; a peer that keeps it open is not waited for. */
+  private endTransport(): void {
     this.transport.end();
-    // A peer that keeps the connection open after a GOAWAY is not waited for.
     setTimeout(() => this.transport.destroy(), 5_000).unref();
   }
 
