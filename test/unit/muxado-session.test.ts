@@ -482,6 +482,23 @@ describe('muxado sessions', { timeout: 15_000 }, () => {
     session.destroy();
   });
 
+  it('reads frames that arrive one byte at a time', async () => {
+    const [ours, theirs] = pipePair();
+    const session = new Session(ours, { role: 'server' });
+    const accepted = once(session, 'stream') as Promise<[MuxadoStream]>;
+    const bytes = Buffer.concat([
+      encodeFrame({ type: 'data', streamId: 3, syn: true, fin: false, data: Buffer.from('00000000', 'hex') }),
+      encodeFrame({ type: 'wndinc', streamId: 3, increment: 10 }),
+      encodeFrame({ type: 'data', streamId: 3, syn: false, fin: false, data: Buffer.from('{"Version":') }),
+      encodeFrame({ type: 'data', streamId: 3, syn: false, fin: true, data: Buffer.from('["3"]}') }),
+    ]);
+    for (const byte of bytes) theirs.write(Buffer.from([byte]));
+    const [auth] = await accepted;
+    assert.equal(await readStreamType(auth, 1000), 0);
+    assert.equal((await readAll(auth)).toString(), '{"Version":["3"]}');
+    session.destroy();
+  });
+
   it('opens typed streams (the type rides with the SYN) and reads the type of accepted ones', async () => {
     const [session, peer] = await sessionWithRawPeer('server');
     const proxy = openTyped(session, 3);
