@@ -149,6 +149,8 @@ function serveAgent(socket: tls.TLSSocket, ctx: ServeContext): void {
   const session = new Session(socket, { role: 'server' });
   let info: AgentSessionInfo | undefined;
   let authStarted = false;
+  /** Why edgeplane ended the session, when it did (a clean GOAWAY carries no reason to `close`). */
+  let endedBecause: string | undefined;
 
   session.on('error', (err) => log.debug({ err: err.message, ip, session_id: info?.id }, 'agent session broke a protocol rule'));
   session.on('close', (reason) => {
@@ -160,7 +162,7 @@ function serveAgent(socket: tls.TLSSocket, ctx: ServeContext): void {
         account_id: info.accountId,
         ip,
         seconds: Math.round((Date.now() - info.startedAt.getTime()) / 1000),
-        reason: reason?.message ?? 'closed',
+        reason: endedBecause ?? reason?.message ?? 'the agent hung up',
       },
       'agent session ended',
     );
@@ -180,7 +182,10 @@ function serveAgent(socket: tls.TLSSocket, ctx: ServeContext): void {
         if (request.type === StreamType.auth) {
           if (authStarted) return reply(stream, encodeErrorResp('this session is already authenticated'));
           authStarted = true;
-          const started = await authenticate(request.message, stream, ip, ctx, session);
+          const started = await authenticate(request.message, stream, ip, ctx, session, (why) => {
+            endedBecause = why;
+            session.goAway(ErrorCode.none, why);
+          });
           if (!started) return;
           info = started;
           ctx.authenticated();
@@ -212,7 +217,14 @@ function reply(stream: MuxadoStream, json: string): void {
  * Checks the Auth and answers it: the session's record, or undefined when it was refused (the
  * reply says why, then the session closes).
  */
-async function authenticate(auth: Auth, stream: MuxadoStream, ip: string, ctx: ServeContext, session: Session): Promise<AgentSessionInfo | undefined> {
+async function authenticate(
+  auth: Auth,
+  stream: MuxadoStream,
+  ip: string,
+  ctx: ServeContext,
+  session: Session,
+  end: (reason: string) => void,
+): Promise<AgentSessionInfo | undefined> {
   const { log, registry, tuning } = ctx;
   const refuse = (message: string, code?: string): undefined => {
     reply(stream, encodeErrorResp(message, code));
@@ -251,7 +263,7 @@ async function authenticate(auth: Auth, stream: MuxadoStream, ip: string, ctx: S
     ip,
     startedAt: new Date(),
   };
-  registry.add(info, (reason) => session.goAway(ErrorCode.none, reason));
+  registry.add(info, end);
   reply(stream, encodeAuthResp({ version, clientId: id, extra: { version, cookie: randomBase62(32) } }));
   log.info(
     { session_id: id, account_id: info.accountId, credential_id: info.credentialId, ip, os: info.os, agent_version: info.version, resumed },

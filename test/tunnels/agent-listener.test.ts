@@ -33,7 +33,8 @@ async function until(check: () => boolean, what: string, timeoutMs = 10_000): Pr
 }
 
 function rawTls(h: Harness): Promise<tls.TLSSocket> {
-  const socket = tls.connect({ host: '127.0.0.1', port: h.agents!.port, ca: h.agents!.caPem, servername: '127.0.0.1' });
+  const socket = tls.connect({ host: '127.0.0.1', port: h.agents!.port, ca: h.agents!.caPem });
+  socket.resume(); // what the server says is not read; its end is awaited
   return once(socket, 'secureConnect').then(() => socket);
 }
 
@@ -59,7 +60,11 @@ describeEachStore(
       } finally {
         await session.close();
       }
+      // The SDK's close() leaves the connection open and stops echoing: edgeplane's heartbeat
+      // drops it after 3 missed intervals (1 s each here).
       await until(() => h().agents!.registry.count(api.info.accountId) === 0, 'the session to end');
+      const ended = h().logs.find((l) => l.msg === 'agent session ended' && l.account_id === api.info.accountId);
+      assert.match(String(ended?.reason), /heartbeat/);
     });
 
     test('a bad token is refused with the SDK authtoken error code', async () => {
@@ -74,6 +79,85 @@ describeEachStore(
       }
       assert.equal(h().agents!.registry.count(api.info.accountId), 0);
     });
+
+    test('deleting the credential ends its session: the agent sees the disconnect', async () => {
+      const api = await h().newAccount();
+      const cred = await credential(api);
+      let disconnected!: (error: string) => void;
+      const sawDisconnect = new Promise<string>((resolve) => (disconnected = resolve));
+      const session = await builder(h(), cred.token)
+        .handleDisconnection((_addr, error) => {
+          disconnected(error);
+          return true;
+        })
+        .connect();
+      try {
+        assert.equal(h().agents!.registry.count(api.info.accountId), 1);
+        assert.equal((await api.delete(`/credentials/${cred.id}`)).status, 204);
+        assert.equal(h().agents!.registry.count(api.info.accountId), 0);
+        await sawDisconnect;
+        const ended = h().logs.find((l) => l.msg === 'agent session ended' && l.account_id === api.info.accountId);
+        assert.match(String(ended?.reason), /credential was deleted/);
+      } finally {
+        await session.close();
+      }
+    });
+
+    test('garbage and silence are dropped without disturbing a live agent', async () => {
+      const api = await h().newAccount();
+      const cred = await credential(api);
+      const session = await builder(h(), cred.token).connect();
+      try {
+        const garbage = await rawTls(h());
+        const garbageClosed = once(garbage, 'close');
+        garbage.on('error', () => {});
+        garbage.write(Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n'));
+        await garbageClosed;
+
+        // A valid frame, then JSON that is not: that session ends, alone.
+        const badJson = await rawTls(h());
+        const badJsonClosed = once(badJson, 'close');
+        badJson.on('error', () => {});
+        const body = Buffer.concat([Buffer.from([0, 0, 0, 0]), Buffer.from('{"Version": [}')]);
+        const head = Buffer.alloc(8);
+        head.writeUInt32BE((body.length << 8) | (1 << 4) | 0x2, 0);
+        head.writeUInt32BE(3, 4);
+        badJson.write(Buffer.concat([head, body]));
+        await badJsonClosed;
+
+        // Says nothing after the handshake: dropped after the auth timeout (1 s here).
+        const silent = await rawTls(h());
+        silent.on('error', () => {});
+        const openedAt = Date.now();
+        await once(silent, 'close');
+
+        assert.ok(Date.now() - openedAt < 5_000);
+
+        const listed = h().agents!.registry.list(api.info.accountId);
+        assert.equal(listed.length, 1, 'the real agent is still there');
+        // And it still works: a Bind is answered (not served yet), not left hanging.
+        await assert.rejects(session.httpEndpoint().listen(), /not served yet/);
+        assert.equal(h().agents!.registry.count(api.info.accountId), 1);
+      } finally {
+        await session.close();
+      }
+    });
+
+    test('past the sessions of an account, the next agent is refused with ERR_NGROK_108', async () => {
+      const api = await h().newAccount();
+      const cred = await credential(api);
+      const first = await builder(h(), cred.token).connect();
+      const second = await builder(h(), cred.token).connect();
+      try {
+        await assert.rejects(builder(h(), cred.token).connect(), (err: Error & { errorCode?: string }) => {
+          assert.equal(err.errorCode, 'ERR_NGROK_108', err.message);
+          return true;
+        });
+        assert.equal(h().agents!.registry.count(api.info.accountId), 2);
+      } finally {
+        await Promise.all([first.close(), second.close()]);
+      }
+    });
   },
-  { agents: { authTimeoutMs: 1_000, heartbeatIntervalMs: 1_000 } },
+  { agents: { authTimeoutMs: 1_000, heartbeatIntervalMs: 1_000, maxSessionsPerAccount: 2 } },
 );
