@@ -106,6 +106,13 @@ export class AgentSessionRegistry {
     return ending.length;
   }
 
+  /** Ends one session; the agent may resume it. False when it is not live here. */
+  end(sessionId: string, reason: string): boolean {
+    const live = this.live.get(sessionId);
+    live?.end(reason);
+    return live !== undefined;
+  }
+
   /** Ends every session (shutdown). */
   endAll(reason: string): void {
     for (const s of [...this.live.values()]) s.end(reason);

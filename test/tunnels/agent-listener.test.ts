@@ -103,6 +103,28 @@ describeEachStore(
       }
     });
 
+    test('an agent that reconnects resumes its session id', async () => {
+      const api = await h().newAccount();
+      const cred = await credential(api);
+      let disconnects = 0;
+      const session = await builder(h(), cred.token)
+        .handleDisconnection(() => {
+          disconnects++;
+          return true;
+        })
+        .connect();
+      try {
+        const [first] = h().agents!.registry.list(api.info.accountId);
+        assert.ok(h().agents!.registry.end(first!.id, 'ended by the test'));
+        await until(() => disconnects === 1 && h().agents!.registry.count(api.info.accountId) === 1, 'the agent to reconnect');
+        const [again] = h().agents!.registry.list(api.info.accountId);
+        assert.equal(again!.id, first!.id);
+        assert.ok(h().logs.some((l) => l.msg === 'agent session started' && l.session_id === first!.id && l.resumed === true));
+      } finally {
+        await session.close();
+      }
+    });
+
     test('garbage and silence are dropped without disturbing a live agent', async () => {
       const api = await h().newAccount();
       const cred = await credential(api);
