@@ -68,40 +68,38 @@ export async function startAgentListener(options: AgentListenerOptions): Promise
   const unauthenticated = new Set<net.Socket>();
   const sockets = new Set<net.Socket>();
 
-  const server = tls.createServer({ cert: options.tls.cert, key: options.tls.key, handshakeTimeout: tuning.authTimeoutMs });
-  server.on('connection', (socket: net.Socket) => {
+  // TLS over our own TCP server, so that the raw connection and its TLS socket are one record:
+  // the bound on unauthenticated connections and the auth timeout count from the TCP accept.
+  const secureContext = tls.createSecureContext({ cert: options.tls.cert, key: options.tls.key });
+  const server = net.createServer((raw) => {
     if (unauthenticated.size >= tuning.maxUnauthenticated) {
-      log.warn({ limit: tuning.maxUnauthenticated, ip: socket.remoteAddress }, 'agent connection refused: too many connections waiting to authenticate');
-      socket.destroy();
+      log.warn({ limit: tuning.maxUnauthenticated, ip: raw.remoteAddress }, 'agent connection refused: too many connections waiting to authenticate');
+      raw.destroy();
       return;
     }
-    unauthenticated.add(socket);
-    sockets.add(socket);
+    unauthenticated.add(raw);
+    sockets.add(raw);
+    const ip = raw.remoteAddress ?? '';
     // Covers the TLS handshake and the Auth exchange alike.
     const timer = setTimeout(() => {
-      if (unauthenticated.has(socket)) socket.destroy();
+      if (unauthenticated.has(raw)) raw.destroy();
     }, tuning.authTimeoutMs);
     timer.unref();
-    socket.once('close', () => {
+    raw.on('error', () => {}); // the TLS socket over it reports, once
+    raw.once('close', () => {
       clearTimeout(timer);
-      unauthenticated.delete(socket);
-      sockets.delete(socket);
+      unauthenticated.delete(raw);
+      sockets.delete(raw);
     });
-  });
-  server.on('tlsClientError', (err, socket) => {
-    log.debug({ err: err.message, ip: socket.remoteAddress }, 'agent TLS handshake failed');
-  });
-  server.on('secureConnection', (socket: tls.TLSSocket) => {
-    const raw = (socket as unknown as { _parent?: net.Socket })._parent;
-    serveAgent(socket, {
-      tuning,
-      store: options.store,
-      log,
-      registry,
-      authenticated: () => {
-        unauthenticated.delete(socket);
-        if (raw) unauthenticated.delete(raw);
-      },
+    const socket = new tls.TLSSocket(raw, { isServer: true, secureContext });
+    let secured = false;
+    socket.on('error', (err) => {
+      if (!secured) log.debug({ err: err.message, ip }, 'agent TLS handshake failed');
+      socket.destroy();
+    });
+    socket.once('secure', () => {
+      secured = true;
+      serveAgent(socket, ip, { tuning, store: options.store, log, registry, authenticated: () => unauthenticated.delete(raw) });
     });
   });
 
@@ -143,9 +141,8 @@ export function chooseVersion(offered: readonly string[]): string | undefined {
 }
 
 /** One agent connection: its muxado session, its Auth, then its requests. */
-function serveAgent(socket: tls.TLSSocket, ctx: ServeContext): void {
+function serveAgent(socket: tls.TLSSocket, ip: string, ctx: ServeContext): void {
   const { tuning, log, registry } = ctx;
-  const ip = socket.remoteAddress ?? '';
   const session = new Session(socket, { role: 'server' });
   let info: AgentSessionInfo | undefined;
   let authStarted = false;
@@ -178,27 +175,29 @@ function serveAgent(socket: tls.TLSSocket, ctx: ServeContext): void {
   acceptTyped(session, {
     typeTimeoutMs: tuning.requestTimeoutMs,
     onStream(type, stream) {
-      readRequest(stream, type, tuning.requestTimeoutMs).then(async (request) => {
-        if (request.type === StreamType.auth) {
-          if (authStarted) return reply(stream, encodeErrorResp('this session is already authenticated'));
-          authStarted = true;
-          const started = await authenticate(request.message, stream, ip, ctx, session, (why) => {
-            endedBecause = why;
-            session.goAway(ErrorCode.none, why);
-          });
-          if (!started) return;
-          info = started;
-          ctx.authenticated();
-          startHeartbeat(session, { intervalMs: tuning.heartbeatIntervalMs, timeoutMs: tuning.heartbeatIntervalMs * tuning.heartbeatMisses });
-          return;
-        }
-        if (!info) {
-          reply(stream, encodeErrorResp('authenticate first: the first request of a session is Auth'));
-          session.goAway(ErrorCode.protocol, 'request before Auth');
-          return;
-        }
-        reply(stream, encodeErrorResp(`${requestName(request.type)} is not served yet: edgeplane accepts agent sessions but does not bind endpoints yet`));
-      }, fail);
+      readRequest(stream, type, tuning.requestTimeoutMs)
+        .then(async (request) => {
+          if (request.type === StreamType.auth) {
+            if (authStarted) return reply(stream, encodeErrorResp('this session is already authenticated'));
+            authStarted = true;
+            const started = await authenticate(request.message, stream, ip, ctx, session, (why) => {
+              endedBecause = why;
+              session.goAway(ErrorCode.none, why);
+            });
+            if (!started) return;
+            info = started;
+            ctx.authenticated();
+            startHeartbeat(session, { intervalMs: tuning.heartbeatIntervalMs, timeoutMs: tuning.heartbeatIntervalMs * tuning.heartbeatMisses });
+            return;
+          }
+          if (!info) {
+            reply(stream, encodeErrorResp('authenticate first: the first request of a session is Auth'));
+            session.goAway(ErrorCode.protocol, 'request before Auth');
+            return;
+          }
+          reply(stream, encodeErrorResp(`${requestName(request.type)} is not served yet: edgeplane accepts agent sessions but does not bind endpoints yet`));
+        })
+        .catch(fail);
     },
   });
 }

@@ -3,6 +3,7 @@
 // credentials, garbage and silent connections are dealt with one session at a time.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import net from 'node:net';
 import tls from 'node:tls';
 import { test } from 'node:test';
 import ngrok from '@ngrok/ngrok';
@@ -136,6 +137,13 @@ describeEachStore(
         garbage.write(Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n'));
         await garbageClosed;
 
+        // Not even TLS.
+        const plain = net.connect({ host: '127.0.0.1', port: h().agents!.port });
+        plain.on('error', () => {});
+        plain.resume();
+        plain.write('hello\r\n');
+        await once(plain, 'close');
+
         // A valid frame, then JSON that is not: that session ends, alone.
         const badJson = await rawTls(h());
         const badJsonClosed = once(badJson, 'close');
@@ -165,6 +173,19 @@ describeEachStore(
       }
     });
 
+    test('past the connections waiting to authenticate, the next is closed at once', async () => {
+      const waiting = [await rawTls(h()), await rawTls(h())];
+      for (const s of waiting) s.on('error', () => {});
+      const refused = net.connect({ host: '127.0.0.1', port: h().agents!.port });
+      refused.on('error', () => {});
+      refused.resume();
+      const openedAt = Date.now();
+      await once(refused, 'close');
+      assert.ok(Date.now() - openedAt < 900, 'closed before the auth timeout');
+      assert.ok(h().logs.some((l) => l.msg === 'agent connection refused: too many connections waiting to authenticate'));
+      await Promise.all(waiting.map((s) => once(s, 'close')));
+    });
+
     test('past the sessions of an account, the next agent is refused with ERR_NGROK_108', async () => {
       const api = await h().newAccount();
       const cred = await credential(api);
@@ -181,5 +202,5 @@ describeEachStore(
       }
     });
   },
-  { agents: { authTimeoutMs: 1_000, heartbeatIntervalMs: 1_000, maxSessionsPerAccount: 2 } },
+  { agents: { authTimeoutMs: 1_000, heartbeatIntervalMs: 1_000, maxSessionsPerAccount: 2, maxUnauthenticated: 2 } },
 );
