@@ -35,6 +35,8 @@ export interface Config {
   metricsToken?: string;
   /** Requests an account may send per minute (0: no limit), counted in Redis when it is set, else per process. */
   rateLimit: { perMinute: number; redisUrl?: string };
+  /** Where ngrok agents dial in (TLS); undefined: off. `tls` files, else the local CA's certificate. */
+  agentListen?: { host: string; port: number; tls?: { cert: string; key: string } };
 }
 
 /** How certificates of reserved domains and agent ingresses are checked, ordered and proven. */
@@ -163,6 +165,17 @@ export const SETTINGS = {
   ],
   rateLimit: ['EDGEPLANE_RATE_LIMIT', '--rate-limit', 'requests an account may send per minute, per account (default 1200; 0 turns the limit off)'],
   redisUrl: ['EDGEPLANE_REDIS_URL', '--redis-url', 'redis://… (or rediss://) shared by every instance for rate limits; unset: each process counts its own'],
+  agentListen: [
+    'EDGEPLANE_AGENT_LISTEN',
+    '--agent-listen',
+    'host:port where ngrok agents dial in over TLS, or off (default off: agents cannot bind endpoints yet)',
+  ],
+  agentTlsCert: [
+    'EDGEPLANE_AGENT_TLS_CERT',
+    '--agent-tls-cert',
+    "PEM certificate chain the agent listener serves (default: the local CA's server certificate)",
+  ],
+  agentTlsKey: ['EDGEPLANE_AGENT_TLS_KEY', '--agent-tls-key', 'PEM private key of that certificate'],
   dnsListen: ['EDGEPLANE_DNS_LISTEN', '--dns-listen', 'host:port of the built-in authoritative DNS server, UDP and TCP, e.g. 0.0.0.0:53 (off when unset)'],
 } as const;
 
@@ -305,6 +318,8 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
   if (raw.metricsToken !== undefined && !/^[\x21-\x7e]{16,}$/.test(raw.metricsToken))
     problems.push('EDGEPLANE_METRICS_TOKEN must be 16 or more printable characters without spaces');
 
+  const agentListen = readAgentListen(raw, cwd, problems);
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     dataDir,
@@ -323,7 +338,24 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
     certificates,
     rateLimit,
     ...(raw.metricsToken && { metricsToken: raw.metricsToken }),
+    ...(agentListen && { agentListen }),
   };
+}
+
+function readAgentListen(raw: RawSettings, cwd: string, problems: string[]): Config['agentListen'] {
+  if ((raw.agentTlsCert === undefined) !== (raw.agentTlsKey === undefined))
+    problems.push('EDGEPLANE_AGENT_TLS_CERT and EDGEPLANE_AGENT_TLS_KEY must be given together');
+  if (raw.agentListen === undefined || raw.agentListen.toLowerCase() === 'off') {
+    if (raw.agentTlsCert !== undefined || raw.agentTlsKey !== undefined)
+      problems.push('EDGEPLANE_AGENT_TLS_CERT and EDGEPLANE_AGENT_TLS_KEY need EDGEPLANE_AGENT_LISTEN');
+    return undefined;
+  }
+  const at = parseHostPort(raw.agentListen);
+  if (!at) {
+    problems.push(`EDGEPLANE_AGENT_LISTEN must be host:port with a port from 0 to 65535, or off; got '${raw.agentListen}'`);
+    return undefined;
+  }
+  return raw.agentTlsCert && raw.agentTlsKey ? { ...at, tls: { cert: path.resolve(cwd, raw.agentTlsCert), key: path.resolve(cwd, raw.agentTlsKey) } } : at;
 }
 
 export const DEFAULT_RATE_LIMIT = 1200;

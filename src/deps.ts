@@ -30,7 +30,7 @@ export interface Deps {
 
 export function createDeps(
   base: { config: Config; logger: Logger; store: Store; masterKey: Buffer },
-  overrides: Partial<Pick<Deps, 'clock'>> & { certificates?: AutomationTuning } = {},
+  overrides: Partial<Pick<Deps, 'clock'>> & { certificates?: AutomationTuning; credentialDeleted?: (credentialId: string) => void } = {},
 ): Deps {
   const clock = overrides.clock ?? systemClock;
   const now = () => clock.now().getTime();
@@ -46,7 +46,7 @@ export function createDeps(
     auth,
     ipGuard,
     accounts: new AccountService(base.store, clock),
-    resources: buildResources({ store: base.store, auth, ipGuard, sealer, domains: base.config.domains }),
+    resources: buildResources({ store: base.store, auth, ipGuard, sealer, domains: base.config.domains, credentialDeleted: overrides.credentialDeleted }),
     rateLimiter: createRequestLimiter(base.config.rateLimit, base.logger),
     jobs: certificateJobs({ config: base.config, store: base.store, sealer, clock }, overrides.certificates),
   };

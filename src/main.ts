@@ -14,6 +14,8 @@ import { startChallengeListeners, type AutomationTuning } from './modules/certif
 import { createLogger } from './logger.js';
 import { loadMasterKey } from './master-key.js';
 import { ensurePrivateDataDir, issueIntoFile, privateFiles, tightenPrivateFiles, TOKEN_FILE } from './private-files.js';
+import { startAgentListener, type AgentListener, type AgentListenerTuning } from './tunnels/agent-listener.js';
+import { AgentSessionRegistry } from './tunnels/registry.js';
 
 export interface Server {
   /** Built in every run mode; it listens unless the mode is `worker`. */
@@ -22,6 +24,8 @@ export interface Server {
   url: string;
   /** The background job runner, unless the run mode is `api`. */
   runner?: JobRunner;
+  /** The agent listener, when EDGEPLANE_AGENT_LISTEN is set (and the run mode serves). */
+  agents?: { address: AddressInfo; registry: AgentSessionRegistry };
   close(): Promise<void>;
 }
 
@@ -45,6 +49,8 @@ export interface ServerOptions {
   /** Tests quicken the runner (polling, leases) and the certificate work (CA polling, retries). */
   runner?: { pollMs?: number; leaseMs?: number };
   certificates?: AutomationTuning;
+  /** Tests shorten the agent listener's timeouts and bounds. */
+  agents?: AgentListenerTuning;
 }
 
 export async function startServer(config: Config, options: ServerOptions = {}): Promise<Server> {
@@ -58,26 +64,51 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
   const { key: masterKey, source } = loadMasterKey(config.dataDir, config.masterKey);
   logger.info({ master_key: source }, 'private keys are sealed with the master key from this source');
-  const deps = createDeps({ config, logger, store, masterKey }, { certificates: options.certificates });
+  // Agent sessions live in this process; deleting a credential ends its own.
+  const agentSessions = new AgentSessionRegistry();
+  const credentialDeleted = (credentialId: string) => void agentSessions.endForCredential(credentialId, 'the credential was deleted');
+  const deps = createDeps({ config, logger, store, masterKey }, { certificates: options.certificates, credentialDeleted });
   const serveApi = config.runMode !== 'worker';
+  const agentListen = serveApi ? config.agentListen : undefined;
 
   let https: { cert: string; key: string } | undefined;
   let caFile: string | undefined;
-  if (!serveApi) {
-    // A worker serves nothing: no certificate to make or read.
-  } else if (config.tls.mode === 'auto') {
+  let agentTls: { cert: string; key: string } | undefined;
+  if (agentListen?.tls) agentTls = { cert: fs.readFileSync(agentListen.tls.cert, 'utf8'), key: fs.readFileSync(agentListen.tls.key, 'utf8') };
+  const localTlsForApi = serveApi && config.tls.mode === 'auto';
+  if (localTlsForApi || (agentListen && !agentTls)) {
+    // One server certificate for both listeners, naming every host either is reached by (a
+    // certificate re-issued for one would otherwise drop the other's names).
     const { ensureLocalTls } = await import('./tls.js');
-    const tls = await ensureLocalTls(config.dataDir, [config.listen.host, new URL(config.baseUrl).hostname.replace(/^\[|\]$/g, '')]);
-    https = { cert: tls.cert, key: tls.key };
+    const hosts = [config.listen.host, new URL(config.baseUrl).hostname.replace(/^\[|\]$/g, '')];
+    if (agentListen && !['0.0.0.0', '::'].includes(agentListen.host)) hosts.push(agentListen.host);
+    const tls = await ensureLocalTls(config.dataDir, hosts);
+    if (localTlsForApi) https = { cert: tls.cert, key: tls.key };
+    if (agentListen && !agentTls) agentTls = { cert: tls.cert, key: tls.key };
     caFile = tls.caFile;
     say(`TLS: ${tls.created ? 'created' : 'using'} a local CA; trust it with --cacert ${tls.caFile}`);
-  } else if (config.tls.mode === 'files') {
+  }
+  if (serveApi && config.tls.mode === 'files') {
     https = { cert: fs.readFileSync(config.tls.cert, 'utf8'), key: fs.readFileSync(config.tls.key, 'utf8') };
   }
 
   const app = await buildApp(deps, { https });
   const listeners = await startChallengeListeners({ config, store, log: logger }, say);
   if (serveApi) await announceApi(config, app, deps, { say, terminal, https: https !== undefined, caFile, dialect: store.dialect });
+  let agentListener: AgentListener | undefined;
+  if (agentListen && agentTls) {
+    agentListener = await startAgentListener({
+      ...options.agents,
+      host: agentListen.host,
+      port: agentListen.port,
+      tls: agentTls,
+      store,
+      log: logger.child({ component: 'agents' }),
+      registry: agentSessions,
+    });
+    const { address, port } = agentListener.address;
+    say(`agent listener on ${address.includes(':') ? `[${address}]` : address}:${port} (TLS; agents authenticate, binds are not served yet)`);
+  }
 
   let runner: JobRunner | undefined;
   if (config.runMode !== 'api') {
@@ -95,9 +126,10 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     deps,
     url: config.baseUrl,
     runner,
+    ...(agentListener && { agents: { address: agentListener.address, registry: agentSessions } }),
     async close() {
       clearInterval(keepAlive);
-      await Promise.all([runner?.stop(JOB_SHUTDOWN_WAIT_MS), app.close(), ...listeners.map((l) => l.close())]);
+      await Promise.all([runner?.stop(JOB_SHUTDOWN_WAIT_MS), app.close(), agentListener?.close(), ...listeners.map((l) => l.close())]);
       await store.close();
     },
   };

@@ -34,17 +34,19 @@ export interface ResourceDeps {
   ipGuard: ApiIpGuard;
   sealer: Sealer;
   domains: DomainSettings;
+  /** Each credential deleted, after its commit (the agent listener ends its sessions). */
+  credentialDeleted?: (credentialId: string) => void;
 }
 
 /** Kinds that resources reference but this API does not serve: users are made with the CLI. */
 const PLAIN_KINDS = [{ kind: 'user', title: 'user', prefix: 'usr', table: 'users' as const }];
 
-export function resourceDefinitions({ auth, ipGuard, sealer, domains }: Omit<ResourceDeps, 'store'>) {
+export function resourceDefinitions({ auth, ipGuard, sealer, domains, credentialDeleted }: Omit<ResourceDeps, 'store'>) {
   const ipChanged = (accountId: string) => ipGuard.invalidate(accountId);
   return {
     apiKeys: apiKeyDefinition(auth),
     botUsers: botUserDefinition(auth),
-    credentials: credentialDefinition,
+    credentials: credentialDefinition(credentialDeleted),
     ipPolicies: ipPolicyDefinition,
     ipPolicyRules: ipPolicyRuleDefinition(ipChanged),
     ipRestrictions: ipRestrictionDefinition(ipChanged),

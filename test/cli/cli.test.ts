@@ -45,6 +45,19 @@ function httpsGet(url: string, ca: string, token: string): Promise<{ status: num
   });
 }
 
+function httpsRequest(url: string, ca: string, token: string, body: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const headers = { Authorization: `Bearer ${token}`, 'Service-Version': '2', 'Content-Type': 'application/json' };
+    const req = https.request(url, { method: 'POST', ca, headers }, (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 /** Starts `serve`, waits for the listening line, returns what it printed so far and a stop. */
 async function serve(dataDir: string): Promise<{ output: () => string; url: string; stop: () => Promise<number | null> }> {
   const child = spawn(cli[0]!, [...cli.slice(1), 'serve'], {
@@ -223,6 +236,30 @@ describe('edgeplane CLI', () => {
       assert.ok(!fs.existsSync(path.join(dataDir, 'first-admin-token')));
       const res = await fetch(`${server.url}/api_keys`, { headers: { Authorization: `Bearer ${token}`, 'Service-Version': '2' } });
       assert.equal(res.status, 200);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('starts the agent listener on EDGEPLANE_AGENT_LISTEN with the local CA, and the real agent authenticates', async () => {
+    const dataDir = tempDir();
+    const lines: string[] = [];
+    const config = loadConfig({ dataDir, listen: '127.0.0.1:0', agentListen: '127.0.0.1:0', logLevel: 'silent' });
+    const server = await startServer(config, { say: (line) => lines.push(line), terminal: true, logger: pino({ level: 'silent' }) });
+    try {
+      assert.ok(server.agents && server.agents.address.port > 0, lines.join('\n'));
+      const ca = fs.readFileSync(path.join(dataDir, 'tls', 'ca.crt'), 'utf8');
+      const token = /token: (\S+)/.exec(lines.join('\n'))![1]!;
+      const created = await httpsRequest(`${server.url}/credentials`, ca, token, '{}');
+      const credential = JSON.parse(created.body) as { token: string };
+      const { default: ngrok } = await import('@ngrok/ngrok');
+      const agent = await new ngrok.SessionBuilder()
+        .authtoken(credential.token)
+        .serverAddr(`127.0.0.1:${server.agents.address.port}`)
+        .caCert(Buffer.from(ca))
+        .connect();
+      await agent.close();
+      assert.ok(lines.some((l) => l.startsWith('agent listener on 127.0.0.1:')));
     } finally {
       await server.close();
     }

@@ -15,6 +15,9 @@ import { loadConfig, type Config, type DomainSettings } from '../../src/config.j
 import { createDeps, type Deps } from '../../src/deps.js';
 import { migrate, openStore, type Store } from '../../src/db/store.js';
 import type { Role } from '../../src/db/schema.js';
+import { ensureLocalTls } from '../../src/tls.js';
+import { startAgentListener, type AgentListener, type AgentListenerTuning } from '../../src/tunnels/agent-listener.js';
+import { AgentSessionRegistry } from '../../src/tunnels/registry.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -198,6 +201,15 @@ export interface HarnessOptions {
   domains?: Partial<DomainSettings>;
   /** Requests per minute and account, and the Redis that counts them (default: the settings' defaults, counted per process). */
   rateLimit?: Partial<Config['rateLimit']>;
+  /** Turns the agent listener on (127.0.0.1, port 0, the local CA's certificate), with these timeouts and bounds. */
+  agents?: AgentListenerTuning;
+}
+
+/** The agent listener of a harness: where agents dial, the CA to trust, the live sessions. */
+export interface HarnessAgents {
+  port: number;
+  caPem: string;
+  registry: AgentSessionRegistry;
 }
 
 export interface Harness {
@@ -211,6 +223,8 @@ export interface Harness {
   app: FastifyInstance;
   deps: Deps;
   baseUrl: string;
+  /** Set when the harness was started with `agents`. */
+  agents?: HarnessAgents;
   /** A new account with its admin user; every test takes its own. */
   newAccount(): Promise<Api>;
   close(): Promise<void>;
@@ -239,18 +253,35 @@ async function serveApp(store: Store, database: Config['database'], options: Har
     },
   });
   const logger = pino({ level: options.logLevel ?? process.env.EDGEPLANE_TEST_LOG_LEVEL ?? 'info' }, sink);
-  const deps = createDeps({ config, logger, store, masterKey });
+  const registry = new AgentSessionRegistry();
+  const credentialDeleted = (id: string) => void registry.endForCredential(id, 'the credential was deleted');
+  const deps = createDeps({ config, logger, store, masterKey }, { credentialDeleted });
   const app = await buildApp(deps);
   await app.listen({ host, port: 0 });
   const address = app.server.address() as { port: number };
   config.baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
-  return { app, deps, config };
+  let agents: { listener: AgentListener; info: HarnessAgents; tlsDir: string } | undefined;
+  if (options.agents) {
+    const tlsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'edgeplane-agents-'));
+    const tls = await ensureLocalTls(tlsDir, ['127.0.0.1']);
+    const listener = await startAgentListener({
+      ...options.agents,
+      host: '127.0.0.1',
+      port: 0,
+      tls,
+      store,
+      log: logger.child({ component: 'agents' }),
+      registry,
+    });
+    agents = { listener, tlsDir, info: { port: listener.address.port, caPem: fs.readFileSync(tls.caFile, 'utf8'), registry } };
+  }
+  return { app, deps, config, agents };
 }
 
 export async function startHarness(kind: StoreKind, options: HarnessOptions = {}): Promise<Harness> {
   const fresh = await freshStore(kind, options.databaseTimeouts);
   const logs: Record<string, unknown>[] = [];
-  const { app, deps, config } = await serveApp(fresh.store, fresh.database, options, logs);
+  const { app, deps, config, agents } = await serveApp(fresh.store, fresh.database, options, logs);
   const databaseUrl = freshStoreUrl(fresh);
   const harness: Harness = {
     kind,
@@ -259,13 +290,14 @@ export async function startHarness(kind: StoreKind, options: HarnessOptions = {}
     baseUrl: config.baseUrl,
     databaseUrl,
     logs,
+    ...(agents && { agents: agents.info }),
     async newAccount() {
       const issued = await deps.accounts.createAccount({ name: `test-${randomBytes(4).toString('hex')}` });
       return new Api(config.baseUrl, issued.token, { accountId: issued.account_id, userId: issued.user_id, keyId: issued.api_key_id }, harness);
     },
     async secondInstance() {
       const store = openStore(fresh.database, { schema: fresh.schema, timeouts: options.databaseTimeouts });
-      const second = await serveApp(store, fresh.database, options, []);
+      const second = await serveApp(store, fresh.database, { ...options, agents: undefined }, []);
       return {
         baseUrl: second.config.baseUrl,
         async close() {
@@ -275,6 +307,8 @@ export async function startHarness(kind: StoreKind, options: HarnessOptions = {}
       };
     },
     async close() {
+      await agents?.listener.close();
+      if (agents) fs.rmSync(agents.tlsDir, { recursive: true, force: true });
       await app.close();
       await fresh.dispose();
     },

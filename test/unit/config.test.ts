@@ -22,6 +22,30 @@ describe('config', () => {
     assert.deepEqual(files.tls, { mode: 'files', cert: '/x/c.pem', key: '/x/k.pem' });
   });
 
+  it('leaves the agent listener off by default, and reads it with optional TLS files', () => {
+    assert.equal(loadConfig({}, '/x').agentListen, undefined);
+    assert.equal(loadConfig({ agentListen: 'OFF' }, '/x').agentListen, undefined);
+    assert.deepEqual(loadConfig({ agentListen: '0.0.0.0:0' }, '/x').agentListen, { host: '0.0.0.0', port: 0 });
+    assert.deepEqual(
+      loadConfig(readSettings({ EDGEPLANE_AGENT_LISTEN: '[::]:4443', EDGEPLANE_AGENT_TLS_CERT: 'a.pem', EDGEPLANE_AGENT_TLS_KEY: 'a.key' }), '/x').agentListen,
+      {
+        host: '::',
+        port: 4443,
+        tls: { cert: '/x/a.pem', key: '/x/a.key' },
+      },
+    );
+    assert.throws(
+      () => loadConfig({ agentListen: 'nowhere', agentTlsCert: 'a.pem' }, '/x'),
+      (err: ConfigError) => {
+        assert.equal(err.problems.length, 2);
+        assert.match(err.problems.join('\n'), /EDGEPLANE_AGENT_LISTEN must be host:port/);
+        assert.match(err.problems.join('\n'), /EDGEPLANE_AGENT_TLS_CERT and EDGEPLANE_AGENT_TLS_KEY must be given together/);
+        return true;
+      },
+    );
+    assert.throws(() => loadConfig({ agentTlsCert: 'a.pem', agentTlsKey: 'a.key' }, '/x'), /need EDGEPLANE_AGENT_LISTEN/);
+  });
+
   it('lets flags override the environment', () => {
     const s = readSettings({ EDGEPLANE_LISTEN: '127.0.0.1:1' }, { listen: '127.0.0.1:2' });
     assert.equal(s.listen, '127.0.0.1:2');

@@ -10,38 +10,46 @@ import { readAcl } from './credential-acl.js';
 import { Credential, CredentialCreate, CredentialUpdate } from './credential.schema.js';
 import { newCredentialMaterial } from './credential.token.js';
 
-export const credentialDefinition = defineResource({
-  kind: 'credential',
-  title: 'credential',
-  prefix: 'cr',
-  path: '/credentials',
-  listKey: 'credentials',
-  table: 'credentials',
-  schemas: { resource: Credential, create: CredentialCreate, update: CredentialUpdate },
-  immutable: ['owner_id'],
-  shownOnce: ['token'],
-  references: [{ column: 'owner_id', kinds: ['user', 'bot_user'], notFound: (id) => errors.ownerNotInAccount({ ownerId: id }), onDelete: 'cascade' }],
+/** `credentialDeleted`: told the id of each credential deleted, once committed (main.ts ends its agent sessions). */
+export const credentialDefinition = (credentialDeleted?: (credentialId: string) => void) =>
+  defineResource({
+    kind: 'credential',
+    title: 'credential',
+    prefix: 'cr',
+    path: '/credentials',
+    listKey: 'credentials',
+    table: 'credentials',
+    schemas: { resource: Credential, create: CredentialCreate, update: CredentialUpdate },
+    immutable: ['owner_id'],
+    shownOnce: ['token'],
+    references: [{ column: 'owner_id', kinds: ['user', 'bot_user'], notFound: (id) => errors.ownerNotInAccount({ ownerId: id }), onDelete: 'cascade' }],
 
-  authorize: ownerManaged({ otherOwner: () => errors.credentialOwnerNotAllowed(), notOwner: (id) => errors.notCredentialOwner({ id }) }),
+    authorize: ownerManaged({ otherOwner: () => errors.credentialOwnerNotAllowed(), notOwner: (id) => errors.notCredentialOwner({ id }) }),
 
-  prepare(ctx, body) {
-    const acl = JSON.stringify(readAcl(body.acl ?? []));
-    const { id, token, secret_hash } = newCredentialMaterial();
-    return { id, row: { owner_id: body.owner_id ?? ctx.principal.id, ...describedColumns(body), acl, secret_hash }, reveal: { token } };
-  },
+    prepare(ctx, body) {
+      const acl = JSON.stringify(readAcl(body.acl ?? []));
+      const { id, token, secret_hash } = newCredentialMaterial();
+      return { id, row: { owner_id: body.owner_id ?? ctx.principal.id, ...describedColumns(body), acl, secret_hash }, reveal: { token } };
+    },
 
-  patch: (_ctx, body): Partial<CredentialsTable> => ({
-    ...describedChanges(body),
-    ...(body.acl != null && { acl: JSON.stringify(readAcl(body.acl)) }),
-  }),
+    patch: (_ctx, body): Partial<CredentialsTable> => ({
+      ...describedChanges(body),
+      ...(body.acl != null && { acl: JSON.stringify(readAcl(body.acl)) }),
+    }),
 
-  toApi: (row: CredentialsTable) => ({
-    id: row.id,
-    created_at: row.created_at,
-    description: row.description,
-    metadata: row.metadata,
-    token: null,
-    acl: JSON.parse(row.acl) as string[],
-    owner_id: row.owner_id,
-  }),
-});
+    toApi: (row: CredentialsTable) => ({
+      id: row.id,
+      created_at: row.created_at,
+      description: row.description,
+      metadata: row.metadata,
+      token: null,
+      acl: JSON.parse(row.acl) as string[],
+      owner_id: row.owner_id,
+    }),
+
+    hooks: {
+      afterCommit(_ctx, operation, row) {
+        if (operation === 'delete') credentialDeleted?.(row.id);
+      },
+    },
+  });

@@ -1,0 +1,318 @@
+// The agent listener: ngrok agents dial in over TLS (no ALPN) and run a muxado session in which
+// they authenticate (Auth, type 0) with a credential's authtoken. Binds are not served yet: they
+// get an error reply. A broken rule (malformed frame, invalid JSON) ends that session only; every
+// wait has a timeout and every count a bound (docs/agent-protocol.md, "The listener").
+import net, { type AddressInfo } from 'node:net';
+import tls from 'node:tls';
+import type { Logger } from 'pino';
+import type { Store } from '../db/store.js';
+import { AgentProtoError } from '../lib/agent-proto/json.js';
+import { encodeAuthResp, encodeErrorResp, PROTOCOL_VERSIONS, StreamType, type AgentRequest, type Auth } from '../lib/agent-proto/messages.js';
+import { encodeStreamType, RequestStreamReader } from '../lib/agent-proto/streams.js';
+import { ErrorCode, MuxadoError } from '../lib/muxado/frame.js';
+import { Session, type MuxadoStream } from '../lib/muxado/session.js';
+import { acceptTyped, startHeartbeat } from '../lib/muxado/typed.js';
+import { authenticateAgentToken, type AgentCredential } from '../modules/credentials/credential.token.js';
+import { randomBase62 } from '../core/ids.js';
+import type { AgentSessionInfo, AgentSessionRegistry } from './registry.js';
+
+/** ngrok's own codes, which the SDKs surface as the error's code (ngrok.com/docs/errors). */
+export const AGENT_ERRORS = {
+  /** The authtoken is properly formed but invalid (unknown, deleted, its owner gone). */
+  authtokenInvalid: 'ERR_NGROK_107',
+  /** The account's limit of simultaneous agent sessions is reached. */
+  tooManySessions: 'ERR_NGROK_108',
+} as const;
+
+export interface AgentListenerTuning {
+  /** From the TCP connection to a successful Auth reply; past it the connection is dropped. */
+  authTimeoutMs?: number;
+  /** How long a request's JSON may take to arrive once its stream is open. */
+  requestTimeoutMs?: number;
+  /** The server's own heartbeat; a session is dropped after `heartbeatMisses` intervals without an echo. */
+  heartbeatIntervalMs?: number;
+  heartbeatMisses?: number;
+  /** Connections that have not authenticated yet, per process; more are closed at once. */
+  maxUnauthenticated?: number;
+  /** Live sessions per account; the next Auth gets ERR_NGROK_108. */
+  maxSessionsPerAccount?: number;
+}
+
+export const AGENT_LISTENER_DEFAULTS: Required<AgentListenerTuning> = {
+  authTimeoutMs: 5_000,
+  requestTimeoutMs: 10_000,
+  heartbeatIntervalMs: 10_000,
+  heartbeatMisses: 3,
+  maxUnauthenticated: 256,
+  maxSessionsPerAccount: 100,
+};
+
+export interface AgentListenerOptions extends AgentListenerTuning {
+  host: string;
+  port: number;
+  tls: { cert: string; key: string };
+  store: Store;
+  log: Logger;
+  registry: AgentSessionRegistry;
+}
+
+export interface AgentListener {
+  address: AddressInfo;
+  /** Stops accepting agents and ends every session. */
+  close(): Promise<void>;
+}
+
+export async function startAgentListener(options: AgentListenerOptions): Promise<AgentListener> {
+  const tuning = { ...AGENT_LISTENER_DEFAULTS, ...definedOnly(options) };
+  const { log, registry } = options;
+  const unauthenticated = new Set<net.Socket>();
+  const sockets = new Set<net.Socket>();
+
+  // TLS over our own TCP server, so that the raw connection and its TLS socket are one record:
+  // the bound on unauthenticated connections and the auth timeout count from the TCP accept.
+  const secureContext = tls.createSecureContext({ cert: options.tls.cert, key: options.tls.key });
+  const server = net.createServer((raw) => {
+    if (unauthenticated.size >= tuning.maxUnauthenticated) {
+      log.warn({ limit: tuning.maxUnauthenticated, ip: raw.remoteAddress }, 'agent connection refused: too many connections waiting to authenticate');
+      raw.destroy();
+      return;
+    }
+    unauthenticated.add(raw);
+    sockets.add(raw);
+    const ip = raw.remoteAddress ?? '';
+    // Covers the TLS handshake and the Auth exchange alike.
+    const timer = setTimeout(() => {
+      if (unauthenticated.has(raw)) raw.destroy();
+    }, tuning.authTimeoutMs);
+    timer.unref();
+    raw.on('error', () => {}); // the TLS socket over it reports, once
+    raw.once('close', () => {
+      clearTimeout(timer);
+      unauthenticated.delete(raw);
+      sockets.delete(raw);
+    });
+    const socket = new tls.TLSSocket(raw, { isServer: true, secureContext });
+    let secured = false;
+    socket.on('error', (err) => {
+      if (!secured) log.debug({ err: err.message, ip }, 'agent TLS handshake failed');
+      socket.destroy();
+    });
+    socket.once('secure', () => {
+      secured = true;
+      serveAgent(socket, ip, { tuning, store: options.store, log, registry, authenticated: () => unauthenticated.delete(raw) });
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host: options.host, port: options.port }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  server.on('error', (err) => log.error({ err }, 'agent listener error'));
+
+  return {
+    address: server.address() as AddressInfo,
+    async close() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      registry.endAll('the server is shutting down');
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
+  };
+}
+
+function definedOnly(tuning: AgentListenerTuning): AgentListenerTuning {
+  return Object.fromEntries(Object.entries(tuning).filter(([, v]) => v !== undefined)) as AgentListenerTuning;
+}
+
+interface ServeContext {
+  tuning: Required<AgentListenerTuning>;
+  store: Store;
+  log: Logger;
+  registry: AgentSessionRegistry;
+  authenticated: () => void;
+}
+
+/** The version both speak, best first; undefined when none. */
+export function chooseVersion(offered: readonly string[]): string | undefined {
+  return PROTOCOL_VERSIONS.find((v) => offered.includes(v));
+}
+
+/** One agent connection: its muxado session, its Auth, then its requests. */
+function serveAgent(socket: tls.TLSSocket, ip: string, ctx: ServeContext): void {
+  const { tuning, log, registry } = ctx;
+  const session = new Session(socket, { role: 'server' });
+  let info: AgentSessionInfo | undefined;
+  let authStarted = false;
+  /** Why edgeplane ended the session, when it did (a clean GOAWAY carries no reason to `close`). */
+  let endedBecause: string | undefined;
+
+  session.on('error', (err) => log.debug({ err: err.message, ip, session_id: info?.id }, 'agent session broke a protocol rule'));
+  session.on('close', (reason) => {
+    if (!info) return;
+    registry.remove(info);
+    log.info(
+      {
+        session_id: info.id,
+        account_id: info.accountId,
+        ip,
+        seconds: Math.round((Date.now() - info.startedAt.getTime()) / 1000),
+        reason: endedBecause ?? reason?.message ?? 'the agent hung up',
+      },
+      'agent session ended',
+    );
+  });
+
+  /** A broken rule in a request: that session ends, with the reason in the GOAWAY. */
+  const fail = (err: unknown): void => {
+    const message = err instanceof Error ? err.message : String(err);
+    log.debug({ err: message, ip, session_id: info?.id }, 'agent session closed on a bad request');
+    session.goAway(err instanceof AgentProtoError ? ErrorCode.protocol : ErrorCode.internal, message);
+  };
+
+  acceptTyped(session, {
+    typeTimeoutMs: tuning.requestTimeoutMs,
+    onStream(type, stream) {
+      readRequest(stream, type, tuning.requestTimeoutMs)
+        .then(async (request) => {
+          if (request.type === StreamType.auth) {
+            if (authStarted) return reply(stream, encodeErrorResp('this session is already authenticated'));
+            authStarted = true;
+            const started = await authenticate(request.message, stream, ip, ctx, session, (why) => {
+              endedBecause = why;
+              session.goAway(ErrorCode.none, why);
+            });
+            if (!started) return;
+            info = started;
+            ctx.authenticated();
+            startHeartbeat(session, { intervalMs: tuning.heartbeatIntervalMs, timeoutMs: tuning.heartbeatIntervalMs * tuning.heartbeatMisses });
+            return;
+          }
+          if (!info) {
+            reply(stream, encodeErrorResp('authenticate first: the first request of a session is Auth'));
+            session.goAway(ErrorCode.protocol, 'request before Auth');
+            return;
+          }
+          reply(stream, encodeErrorResp(`${requestName(request.type)} is not served yet: edgeplane accepts agent sessions but does not bind endpoints yet`));
+        })
+        .catch(fail);
+    },
+  });
+}
+
+function requestName(type: AgentRequest['type']): string {
+  return type === StreamType.bind ? 'Bind' : type === StreamType.unbind ? 'Unbind' : type === StreamType.startTunnelWithLabel ? 'StartTunnelWithLabel' : 'Auth';
+}
+
+/** Writes the reply JSON then FIN; what the agent still sends on the stream is drained. */
+function reply(stream: MuxadoStream, json: string): void {
+  stream.end(json);
+  stream.resume();
+}
+
+/**
+ * Checks the Auth and answers it: the session's record, or undefined when it was refused (the
+ * reply says why, then the session closes).
+ */
+async function authenticate(
+  auth: Auth,
+  stream: MuxadoStream,
+  ip: string,
+  ctx: ServeContext,
+  session: Session,
+  end: (reason: string) => void,
+): Promise<AgentSessionInfo | undefined> {
+  const { log, registry, tuning } = ctx;
+  const refuse = (message: string, code?: string): undefined => {
+    reply(stream, encodeErrorResp(message, code));
+    // The reply goes out before the goodbye; the agent reads it to its FIN.
+    session.goAway(ErrorCode.none, message);
+    return undefined;
+  };
+  const version = chooseVersion(auth.version);
+  if (!version) return refuse(`no protocol version in common: edgeplane speaks ${PROTOCOL_VERSIONS.join(', ')}`);
+  let credential: AgentCredential | undefined;
+  try {
+    credential = await authenticateAgentToken(ctx.store, auth.extra.authToken);
+  } catch (err) {
+    log.error({ err, ip }, 'agent authentication failed on the store');
+    return refuse('authentication is unavailable right now; try again');
+  }
+  if (session.closed) return undefined;
+  if (!credential) {
+    log.info({ ip }, 'agent refused: authtoken invalid');
+    return refuse('The authtoken you specified is properly formed, but it is invalid (unknown or deleted).', AGENT_ERRORS.authtokenInvalid);
+  }
+  const { id, resumed } = registry.sessionIdFor(credential.id, auth.clientId);
+  const others = registry.list(credential.accountId).filter((s) => s.id !== id).length;
+  if (others >= tuning.maxSessionsPerAccount) {
+    log.info({ account_id: credential.accountId, limit: tuning.maxSessionsPerAccount, ip }, 'agent refused: too many sessions');
+    return refuse(`Your account is limited to ${tuning.maxSessionsPerAccount} simultaneous agent sessions.`, AGENT_ERRORS.tooManySessions);
+  }
+  const info: AgentSessionInfo = {
+    id,
+    accountId: credential.accountId,
+    credentialId: credential.id,
+    os: auth.extra.os,
+    version: auth.extra.version,
+    clientType: auth.extra.clientType,
+    metadata: auth.extra.metadata,
+    ip,
+    startedAt: new Date(),
+  };
+  registry.add(info, end);
+  reply(stream, encodeAuthResp({ version, clientId: id, extra: { version, cookie: randomBase62(32) } }));
+  log.info(
+    { session_id: id, account_id: info.accountId, credential_id: info.credentialId, ip, os: info.os, agent_version: info.version, resumed },
+    'agent session started',
+  );
+  return info;
+}
+
+/**
+ * Reads one request (its type is already read) within `timeoutMs`: bounded by the reader's
+ * limits, refused with AgentProtoError when malformed, MuxadoError when late or cut off.
+ */
+export function readRequest(stream: MuxadoStream, type: number, timeoutMs: number): Promise<AgentRequest> {
+  return new Promise((resolve, reject) => {
+    const reader = new RequestStreamReader();
+    let settled = false;
+    const done = (error: unknown, request?: AgentRequest): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+      stream.off('close', onClose);
+      if (error) return reject(error);
+      stream.pause();
+      resolve(request!);
+    };
+    const push = (chunk: Buffer): void => {
+      try {
+        const start = reader.push(chunk);
+        if (start?.kind === 'request') done(null, start.request);
+        else if (start) done(new AgentProtoError('unknown_stream_type', 'a heartbeat is not a request'));
+      } catch (err) {
+        done(err);
+      }
+    };
+    const onData = (chunk: Buffer): void => push(chunk);
+    const onEnd = (): void => {
+      try {
+        reader.end();
+      } catch (err) {
+        done(err);
+      }
+    };
+    const onClose = (): void => done(new MuxadoError(`stream ${stream.id} closed before its request`, ErrorCode.streamClosed));
+    const timer = setTimeout(() => done(new MuxadoError(`stream ${stream.id}: no complete request within ${timeoutMs} ms`, ErrorCode.writeTimeout)), timeoutMs);
+    push(encodeStreamType(type));
+    stream.on('data', onData);
+    stream.once('end', onEnd);
+    stream.once('close', onClose);
+    stream.resume();
+  });
+}
