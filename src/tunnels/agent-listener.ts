@@ -12,12 +12,14 @@ import { encodeStreamType, RequestStreamReader } from '../lib/agent-proto/stream
 import { ErrorCode, MuxadoError } from '../lib/muxado/frame.js';
 import { Session, type MuxadoStream } from '../lib/muxado/session.js';
 import { acceptTyped, startHeartbeat } from '../lib/muxado/typed.js';
-import { authenticateAgentToken, type AgentCredential } from '../modules/credentials/credential.token.js';
+import { authenticateAgentToken, looksLikeAgentToken, type AgentCredential } from '../modules/credentials/credential.token.js';
 import { randomBase62 } from '../core/ids.js';
 import type { AgentSessionInfo, AgentSessionRegistry } from './registry.js';
 
 /** ngrok's own codes, which the SDKs surface as the error's code (ngrok.com/docs/errors). */
 export const AGENT_ERRORS = {
+  /** The authtoken does not have the form of one. */
+  authtokenMalformed: 'ERR_NGROK_105',
   /** The authtoken is properly formed but invalid (unknown, deleted, its owner gone). */
   authtokenInvalid: 'ERR_NGROK_107',
   /** The account's limit of simultaneous agent sessions is reached. */
@@ -233,6 +235,10 @@ async function authenticate(
   };
   const version = chooseVersion(auth.version);
   if (!version) return refuse(`no protocol version in common: edgeplane speaks ${PROTOCOL_VERSIONS.join(', ')}`);
+  if (!looksLikeAgentToken(auth.extra.authToken)) {
+    log.info({ ip }, 'agent refused: authtoken malformed');
+    return refuse('The authtoken you specified does not look like a proper authtoken: give the token of a credential.', AGENT_ERRORS.authtokenMalformed);
+  }
   let credential: AgentCredential | undefined;
   try {
     credential = await authenticateAgentToken(ctx.store, auth.extra.authToken);

@@ -68,13 +68,16 @@ describeEachStore(
       assert.match(String(ended?.reason), /heartbeat/);
     });
 
-    test('a bad token is refused with the SDK authtoken error code', async () => {
+    test('a bad token is refused with the SDK authtoken error codes: 107 unknown, 105 malformed', async () => {
       const api = await h().newAccount();
       const cred = await credential(api);
       const wrong = cred.token.slice(0, -4) + (cred.token.endsWith('AAAA') ? 'BBBB' : 'AAAA');
-      for (const token of [wrong, 'not-a-token']) {
-        await assert.rejects(builder(h(), token).connect(), (err: Error & { errorCode?: string }) => {
-          assert.equal(err.errorCode, 'ERR_NGROK_107', err.message);
+      for (const [token, code] of [
+        [wrong, 'ERR_NGROK_107'],
+        ['not-a-token', 'ERR_NGROK_105'],
+      ]) {
+        await assert.rejects(builder(h(), token!).connect(), (err: Error & { errorCode?: string }) => {
+          assert.equal(err.errorCode, code, err.message);
           return true;
         });
       }

@@ -59,6 +59,11 @@ function lookupOf(store: Store): string {
  * unknown, deleted, or whose owner is gone or is an inactive bot (as an API key of that bot is
  * refused). The secret is compared with the stored hash in constant time.
  */
+/** Whether `token` has a credential token's form at all (`<27 base62>_<secret>`): ngrok tells the two failures apart. */
+export function looksLikeAgentToken(token: string): boolean {
+  return TOKEN.test(token.trim());
+}
+
 export async function authenticateAgentToken(store: Store, token: string): Promise<AgentCredential | undefined> {
   const match = TOKEN.exec(token.trim());
   if (!match) return undefined;
