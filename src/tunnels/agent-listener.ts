@@ -12,7 +12,7 @@ import { encodeStreamType, RequestStreamReader } from '../lib/agent-proto/stream
 import { ErrorCode, MuxadoError } from '../lib/muxado/frame.js';
 import { Session, type MuxadoStream } from '../lib/muxado/session.js';
 import { acceptTyped, startHeartbeat } from '../lib/muxado/typed.js';
-import { authenticateAgentToken, looksLikeAgentToken, type AgentCredential } from '../modules/credentials/credential.token.js';
+import { authenticateAgentToken, looksLikeAgentToken, usableCredentialIds, type AgentCredential } from '../modules/credentials/credential.token.js';
 import { randomBase62 } from '../core/ids.js';
 import type { AgentSessionInfo, AgentSessionRegistry } from './registry.js';
 
@@ -38,6 +38,8 @@ export interface AgentListenerTuning {
   maxUnauthenticated?: number;
   /** Live sessions per account; the next Auth gets ERR_NGROK_108. */
   maxSessionsPerAccount?: number;
+  /** How often the live sessions' credentials are checked again (gone or made unusable: the sessions end). */
+  credentialCheckMs?: number;
 }
 
 export const AGENT_LISTENER_DEFAULTS: Required<AgentListenerTuning> = {
@@ -47,6 +49,7 @@ export const AGENT_LISTENER_DEFAULTS: Required<AgentListenerTuning> = {
   heartbeatMisses: 3,
   maxUnauthenticated: 256,
   maxSessionsPerAccount: 100,
+  credentialCheckMs: 10_000,
 };
 
 export interface AgentListenerOptions extends AgentListenerTuning {
@@ -114,9 +117,22 @@ export async function startAgentListener(options: AgentListenerOptions): Promise
   });
   server.on('error', (err) => log.error({ err }, 'agent listener error'));
 
+  // A delete through this instance's API ends its sessions at once (main.ts); this catches the
+  // rest: a credential deleted with its owner, on another instance, or a bot made inactive.
+  const credentialCheck = setInterval(() => {
+    const ids = registry.credentialIds();
+    usableCredentialIds(options.store, ids)
+      .then((usable) => {
+        for (const id of ids) if (!usable.has(id)) registry.endForCredential(id, 'the credential was deleted or can no longer be used');
+      })
+      .catch((err: unknown) => log.warn({ err }, 'agent sessions: credentials could not be checked; the next check tries again'));
+  }, tuning.credentialCheckMs);
+  credentialCheck.unref();
+
   return {
     address: server.address() as AddressInfo,
     async close() {
+      clearInterval(credentialCheck);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       registry.endAll('the server is shutting down');
       for (const socket of sockets) socket.destroy();

@@ -95,6 +95,11 @@ export class AgentSessionRegistry {
     return this.live.size;
   }
 
+  /** The credentials of the live sessions, each once. */
+  credentialIds(): string[] {
+    return [...new Set([...this.live.values()].map((s) => s.info.credentialId))];
+  }
+
   /** Ends every session of a credential (it was deleted); they cannot be resumed. Returns how many. */
   endForCredential(credentialId: string, reason: string): number {
     const ending = [...this.live.values()].filter((s) => s.info.credentialId === credentialId);

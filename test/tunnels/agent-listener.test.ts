@@ -107,6 +107,23 @@ describeEachStore(
       }
     });
 
+    test('a credential made unusable otherwise (its bot made inactive, or deleted with it) ends its sessions too', async () => {
+      const api = await h().newAccount();
+      for (const change of ['deactivate', 'delete'] as const) {
+        const bot = (await api.post('/bot_users', { name: `agents-${change}` })).json.id as string;
+        const cred = (await api.post('/credentials', { owner_id: bot })).json as { id: string; token: string };
+        const session = await builder(h(), cred.token).connect();
+        try {
+          await until(() => h().agents!.registry.count(api.info.accountId) === 1, 'the session to be listed');
+          const res = change === 'delete' ? await api.delete(`/bot_users/${bot}`) : await api.patch(`/bot_users/${bot}`, { active: false });
+          assert.ok(res.status < 300, JSON.stringify(res.json));
+          await until(() => h().agents!.registry.count(api.info.accountId) === 0, `the session to end after the bot's ${change}`);
+        } finally {
+          await session.close();
+        }
+      }
+    });
+
     test('an agent that reconnects resumes its session id', async () => {
       const api = await h().newAccount();
       const cred = await credential(api);
@@ -205,5 +222,5 @@ describeEachStore(
       }
     });
   },
-  { agents: { authTimeoutMs: 1_000, heartbeatIntervalMs: 1_000, maxSessionsPerAccount: 2, maxUnauthenticated: 2 } },
+  { agents: { authTimeoutMs: 1_000, heartbeatIntervalMs: 1_000, maxSessionsPerAccount: 2, maxUnauthenticated: 2, credentialCheckMs: 200 } },
 );

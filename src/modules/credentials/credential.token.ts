@@ -76,3 +76,22 @@ export async function authenticateAgentToken(store: Store, token: string): Promi
   if (!ownerActive) return undefined;
   return { id, accountId: row.account_id, ownerId: row.owner_id, acl: JSON.parse(row.acl) as string[] };
 }
+
+/**
+ * Of `ids`, the credentials that still let an agent in: they exist and their owner is a user or an
+ * active bot. Live sessions are checked against it, so that a credential gone any way (deleted,
+ * with its owner, on another instance) or a bot made inactive ends its sessions.
+ */
+export async function usableCredentialIds(store: Store, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await read(() =>
+    store.reader
+      .selectFrom('credentials as c')
+      .leftJoin('users as u', 'u.id', 'c.owner_id')
+      .leftJoin('bot_users as b', 'b.id', 'c.owner_id')
+      .select(['c.id', 'u.role', 'b.active'])
+      .where('c.id', 'in', ids)
+      .execute(),
+  );
+  return new Set(rows.filter((r) => r.role !== null || (r.active !== null && toBool(r.active as SqlBool))).map((r) => r.id));
+}
