@@ -64,6 +64,11 @@ export function looksLikeAgentToken(token: string): boolean {
   return TOKEN.test(token.trim());
 }
 
+/** A credential's owner lets its agents in: a user (any role), or a bot that is active. */
+function ownerUsable(owner: { role: string | null; active: number | boolean | null }): boolean {
+  return owner.role !== null || (owner.active !== null && toBool(owner.active as SqlBool));
+}
+
 export async function authenticateAgentToken(store: Store, token: string): Promise<AgentCredential | undefined> {
   const match = TOKEN.exec(token.trim());
   if (!match) return undefined;
@@ -72,8 +77,7 @@ export async function authenticateAgentToken(store: Store, token: string): Promi
   const row = rows[0];
   const secretMatches = sameDigest(hashSecret(match[2]!), row ? row.secret_hash.toLowerCase() : NO_DIGEST);
   if (!row || !secretMatches) return undefined;
-  const ownerActive = row.role !== null ? true : row.active !== null ? toBool(row.active as SqlBool) : false;
-  if (!ownerActive) return undefined;
+  if (!ownerUsable(row)) return undefined;
   return { id, accountId: row.account_id, ownerId: row.owner_id, acl: JSON.parse(row.acl) as string[] };
 }
 
@@ -93,5 +97,5 @@ export async function usableCredentialIds(store: Store, ids: readonly string[]):
       .where('c.id', 'in', ids)
       .execute(),
   );
-  return new Set(rows.filter((r) => r.role !== null || (r.active !== null && toBool(r.active as SqlBool))).map((r) => r.id));
+  return new Set(rows.filter(ownerUsable).map((r) => r.id));
 }
