@@ -66,8 +66,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   logger.info({ master_key: source }, 'private keys are sealed with the master key from this source');
   // Agent sessions live in this process; deleting a credential ends its own.
   const agentSessions = new AgentSessionRegistry();
-  const credentialDeleted = (credentialId: string) => void agentSessions.endForCredential(credentialId, 'the credential was deleted');
-  const deps = createDeps({ config, logger, store, masterKey }, { certificates: options.certificates, credentialDeleted });
+  const deps = createDeps({ config, logger, store, masterKey }, { certificates: options.certificates, credentialDeleted: agentSessions.credentialDeleted });
   const serveApi = config.runMode !== 'worker';
   const agentListen = serveApi ? config.agentListen : undefined;
 

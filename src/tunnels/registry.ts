@@ -111,6 +111,9 @@ export class AgentSessionRegistry {
     return ending.length;
   }
 
+  /** What the credentials kind is told once a delete commits (deps' `credentialDeleted`): its sessions end. */
+  readonly credentialDeleted = (credentialId: string): void => void this.endForCredential(credentialId, 'the credential was deleted');
+
   /** Ends one session; the agent may resume it. False when it is not live here. */
   end(sessionId: string, reason: string): boolean {
     const live = this.live.get(sessionId);

@@ -254,8 +254,7 @@ async function serveApp(store: Store, database: Config['database'], options: Har
   });
   const logger = pino({ level: options.logLevel ?? process.env.EDGEPLANE_TEST_LOG_LEVEL ?? 'info' }, sink);
   const registry = new AgentSessionRegistry();
-  const credentialDeleted = (id: string) => void registry.endForCredential(id, 'the credential was deleted');
-  const deps = createDeps({ config, logger, store, masterKey }, { credentialDeleted });
+  const deps = createDeps({ config, logger, store, masterKey }, { credentialDeleted: registry.credentialDeleted });
   const app = await buildApp(deps);
   await app.listen({ host, port: 0 });
   const address = app.server.address() as { port: number };
