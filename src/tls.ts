@@ -67,40 +67,45 @@ function covers(cert: x509.X509Certificate, hosts: readonly string[]): boolean {
   return hosts.every((h) => names.has(h.toLowerCase()));
 }
 
-/** The CA and server certificate in `<dataDir>/tls`, created or renewed as needed. */
-export async function ensureLocalTls(dataDir: string, hosts: readonly string[]): Promise<LocalTls> {
-  const dir = path.join(dataDir, 'tls');
+interface LocalCa {
+  cert: x509.X509Certificate;
+  key: CryptoKey;
+}
+
+/** The local CA in `dir`, created when it is not there yet (`created`). */
+async function loadOrCreateCa(dir: string): Promise<{ ca: LocalCa; caFile: string; created: boolean }> {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const caFile = path.join(dir, 'ca.crt');
   const caKeyFile = path.join(dir, 'ca.key');
-  const certFile = path.join(dir, 'server.crt');
-  const keyFile = path.join(dir, 'server.key');
-  const allHosts = [...new Set(['localhost', '127.0.0.1', '::1', ...hosts])];
-
-  let created = false;
-  let ca: { cert: x509.X509Certificate; key: CryptoKey };
   if (fs.existsSync(caFile) && fs.existsSync(caKeyFile)) {
-    ca = { cert: new x509.X509Certificate(fs.readFileSync(caFile, 'utf8')), key: await importKey(fs.readFileSync(caKeyFile, 'utf8')) };
-  } else {
-    const fresh = await createCa();
-    writePrivate(caKeyFile, fresh.keyPem);
-    fs.writeFileSync(caFile, fresh.cert.toString('pem') + '\n');
-    ca = fresh;
-    created = true;
+    return {
+      caFile,
+      created: false,
+      ca: { cert: new x509.X509Certificate(fs.readFileSync(caFile, 'utf8')), key: await importKey(fs.readFileSync(caKeyFile, 'utf8')) },
+    };
   }
+  const fresh = await createCa();
+  writePrivate(caKeyFile, fresh.keyPem);
+  fs.writeFileSync(caFile, fresh.cert.toString('pem') + '\n');
+  return { caFile, created: true, ca: fresh };
+}
 
-  if (!created && fs.existsSync(certFile) && fs.existsSync(keyFile)) {
-    const current = new x509.X509Certificate(fs.readFileSync(certFile, 'utf8'));
-    if (current.notAfter.getTime() - Date.now() > RENEW_BEFORE_DAYS * DAY && covers(current, allHosts)) {
-      return { caFile, certFile, keyFile, cert: fs.readFileSync(certFile, 'utf8'), key: fs.readFileSync(keyFile, 'utf8'), created: false };
-    }
-  }
+/** The leaf in `certFile`/`keyFile` when it still serves `hosts` for a while, else undefined. */
+function currentLeaf(certFile: string, keyFile: string, hosts: readonly string[]): { cert: string; key: string } | undefined {
+  if (!fs.existsSync(certFile) || !fs.existsSync(keyFile)) return undefined;
+  const cert = fs.readFileSync(certFile, 'utf8');
+  const current = new x509.X509Certificate(cert);
+  if (current.notAfter.getTime() - Date.now() <= RENEW_BEFORE_DAYS * DAY || !covers(current, hosts)) return undefined;
+  return { cert, key: fs.readFileSync(keyFile, 'utf8') };
+}
 
+/** A server certificate for `hosts` (DNS names, wildcards, IPs) signed by `ca`, written to `certFile`/`keyFile`. */
+async function issueLeaf(ca: LocalCa, hosts: readonly string[], certFile: string, keyFile: string): Promise<{ cert: string; key: string }> {
   const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as unknown as CryptoKeyPair;
   const now = Date.now();
   const leaf = await x509.X509CertificateGenerator.create({
     serialNumber: serial(),
-    subject: `CN=${allHosts.find((h) => net.isIP(h) === 0 && h !== 'localhost') ?? 'localhost'}`,
+    subject: `CN=${hosts.find((h) => net.isIP(h) === 0 && h !== 'localhost') ?? 'localhost'}`,
     issuer: ca.cert.subject,
     notBefore: new Date(now - DAY),
     notAfter: new Date(now + SERVER_VALIDITY_DAYS * DAY),
@@ -111,7 +116,7 @@ export async function ensureLocalTls(dataDir: string, hosts: readonly string[]):
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
       new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-      new x509.SubjectAlternativeNameExtension(allHosts.map((h) => ({ type: net.isIP(h) ? 'ip' : 'dns', value: h }) as x509.JsonGeneralName)),
+      new x509.SubjectAlternativeNameExtension(hosts.map((h) => ({ type: net.isIP(h) ? 'ip' : 'dns', value: h }) as x509.JsonGeneralName)),
       await x509.AuthorityKeyIdentifierExtension.create(ca.cert),
     ],
   });
@@ -119,5 +124,33 @@ export async function ensureLocalTls(dataDir: string, hosts: readonly string[]):
   const key = await exportKey(keys.privateKey);
   writePrivate(keyFile, key);
   fs.writeFileSync(certFile, cert);
-  return { caFile, certFile, keyFile, cert, key, created: true };
+  return { cert, key };
+}
+
+/** The CA and server certificate in `<dataDir>/tls`, created or renewed as needed. */
+export async function ensureLocalTls(dataDir: string, hosts: readonly string[]): Promise<LocalTls> {
+  const dir = path.join(dataDir, 'tls');
+  const { ca, caFile, created } = await loadOrCreateCa(dir);
+  const certFile = path.join(dir, 'server.crt');
+  const keyFile = path.join(dir, 'server.key');
+  const allHosts = [...new Set(['localhost', '127.0.0.1', '::1', ...hosts])];
+  const current = created ? undefined : currentLeaf(certFile, keyFile, allHosts);
+  if (current) return { caFile, certFile, keyFile, ...current, created: false };
+  const issued = await issueLeaf(ca, allHosts, certFile, keyFile);
+  return { caFile, certFile, keyFile, ...issued, created: true };
+}
+
+/**
+ * The certificate public ingress serves for names under a service domain: `*.<domain>` and the
+ * domain itself, from the same local CA (created if need be), kept in
+ * `<dataDir>/tls/service-<domain>.crt` and `.key` and re-issued when it nears expiry.
+ */
+export async function ensureServiceDomainTls(dataDir: string, domain: string): Promise<{ cert: string; key: string; caFile: string }> {
+  const dir = path.join(dataDir, 'tls');
+  const { ca, caFile, created } = await loadOrCreateCa(dir);
+  const hosts = [`*.${domain}`, domain];
+  const certFile = path.join(dir, `service-${domain}.crt`);
+  const keyFile = path.join(dir, `service-${domain}.key`);
+  const current = created ? undefined : currentLeaf(certFile, keyFile, hosts);
+  return { ...(current ?? (await issueLeaf(ca, hosts, certFile, keyFile))), caFile };
 }

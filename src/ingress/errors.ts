@@ -1,0 +1,65 @@
+// The answers public ingress gives itself, instead of the agent's upstream: ngrok's error codes,
+// in an `ngrok-error-code` header and in the body, as an HTML page for browsers and text otherwise.
+// docs/ingress.md lists them.
+import type http from 'node:http';
+
+export interface IngressError {
+  code: string;
+  status: number;
+  message: (url: string) => string;
+}
+
+export const INGRESS_ERRORS = {
+  /** No tunnel online serves the host. */
+  endpointOffline: { code: 'ERR_NGROK_3200', status: 404, message: (url: string) => `The endpoint ${url} is offline.` },
+  /** The agent's stream could not be opened, or broke before the response began. */
+  agentFailed: { code: 'ERR_NGROK_3210', status: 502, message: (url: string) => `Error forwarding the connection to the agent serving ${url}.` },
+  /** The agent's side ended, or sent something that is not HTTP, before a complete response head. */
+  invalidResponse: {
+    code: 'ERR_NGROK_3004',
+    status: 502,
+    message: (url: string) => `The upstream of ${url} returned an invalid or incomplete HTTP response.`,
+  },
+} as const satisfies Record<string, IngressError>;
+
+const REASONS: Record<number, string> = { 404: 'Not Found', 502: 'Bad Gateway' };
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The body and content type of an error answer: HTML when the client takes it (a browser), else text. */
+export function errorBody(error: IngressError, url: string, accept: string | undefined): { body: string; contentType: string } {
+  const message = error.message(url);
+  if (accept !== undefined && /\btext\/html\b/i.test(accept)) {
+    const body =
+      `<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>${escapeHtml(error.code)}</title></head>` +
+      `<body><h1>${escapeHtml(message)}</h1><p>${escapeHtml(error.code)}</p></body></html>\n`;
+    return { body, contentType: 'text/html; charset=utf-8' };
+  }
+  return { body: `${message}\n\n${error.code}\n`, contentType: 'text/plain; charset=utf-8' };
+}
+
+/** Answers a request with the error, unless the response has begun (then it is cut off). */
+export function sendError(req: http.IncomingMessage, res: http.ServerResponse, error: IngressError, url: string): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const { body, contentType } = errorBody(error, url, req.headers.accept);
+  res.writeHead(error.status, {
+    'Content-Type': contentType,
+    'Content-Length': Buffer.byteLength(body),
+    'ngrok-error-code': error.code,
+    'Cache-Control': 'no-store',
+  });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+/** The same answer as raw bytes, for a connection no longer read by node:http (an upgrade), which then closes. */
+export function rawErrorResponse(error: IngressError, url: string, accept: string | undefined): string {
+  const { body, contentType } = errorBody(error, url, accept);
+  return (
+    `HTTP/1.1 ${error.status} ${REASONS[error.status] ?? 'Error'}\r\n` +
+    `Content-Type: ${contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nngrok-error-code: ${error.code}\r\n` +
+    `Cache-Control: no-store\r\nConnection: close\r\n\r\n${body}`
+  );
+}

@@ -1,0 +1,274 @@
+// The HTTP side of public ingress, shared by the HTTPS listener (after TLS is terminated) and the
+// plain HTTP listener: each request goes, by its Host, to the tunnel serving it, over a stream to
+// the agent, with node:http's client; the answer comes back the same way.
+//
+// Written by hand on node:http: http-proxy (node-http-proxy) is unmaintained, and what this needs
+// (one agent stream per client connection and tunnel, streams that are not sockets, ngrok's error
+// answers) is little code on top of node:http's own parser and client.
+import http from 'node:http';
+import type net from 'node:net';
+import { pipeline, type Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import type { IngressDirectory, TunnelTarget } from '../tunnels/live.js';
+import { INGRESS_ERRORS, rawErrorResponse, sendError, type IngressError } from './errors.js';
+
+export type Scheme = 'http' | 'https';
+
+export interface HttpProxyOptions {
+  directory: IngressDirectory;
+  scheme: Scheme;
+  log: Logger;
+  /** Tunnels one client connection keeps a stream to at once (default 8); past it the oldest is closed. */
+  maxTunnelsPerConnection?: number;
+}
+
+/** Hop-by-hop headers (RFC 9110 §7.6.1), never forwarded; `Proxy-*` are dropped as well. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-connection']);
+/** Set by the proxy itself: what a client sends under these names is not passed on. */
+const SET_HERE = new Set(['x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-for']);
+
+/** The request's host in lower case, without port or trailing dot; '' when it has none. */
+export function hostOf(value: string | undefined): string {
+  if (!value) return '';
+  let host = value.trim().toLowerCase();
+  if (host.startsWith('[')) host = host.slice(0, host.indexOf(']') + 1);
+  else {
+    const colon = host.lastIndexOf(':');
+    if (colon >= 0 && /^\d*$/.test(host.slice(colon + 1))) host = host.slice(0, colon);
+  }
+  return host.endsWith('.') ? host.slice(0, -1) : host;
+}
+
+/** The client's address as TunnelTarget.connect takes it: `ip:port`, an IPv6 address in brackets. */
+export function clientAddress(socket: net.Socket): { ip: string; addr: string } {
+  const raw = socket.remoteAddress ?? '';
+  const ip = raw.startsWith('::ffff:') && raw.includes('.') ? raw.slice('::ffff:'.length) : raw;
+  return { ip, addr: `${ip.includes(':') ? `[${ip}]` : ip}:${socket.remotePort ?? 0}` };
+}
+
+/** The names a Connection header lists: hop-by-hop headers of this message only. */
+function connectionTokens(req: http.IncomingMessage): Set<string> {
+  const value = req.headers.connection;
+  return new Set(
+    (value ?? '')
+      .split(',')
+      .map((t) => t.trim().toLowerCase())
+      .filter(Boolean),
+  );
+}
+
+/** The headers to send on, as raw name/value pairs, names as the client sent them, with X-Forwarded-*. */
+export function forwardedHeaders(req: http.IncomingMessage, scheme: Scheme, clientIp: string, upgrade: boolean): string[] {
+  const listed = connectionTokens(req);
+  const out: string[] = [];
+  const forwardedFor: string[] = [];
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!;
+    const value = raw[i + 1]!;
+    const lower = name.toLowerCase();
+    if (lower === 'x-forwarded-for') forwardedFor.push(value);
+    if (SET_HERE.has(lower) || HOP_BY_HOP.has(lower) || lower.startsWith('proxy-') || listed.has(lower)) continue;
+    // node:http answered `Expect: 100-continue` already; the upstream is not to answer it again.
+    if (lower === 'expect') continue;
+    out.push(name, value);
+  }
+  if (upgrade) out.push('Connection', 'Upgrade', 'Upgrade', req.headers.upgrade ?? '');
+  // A body of unknown length goes on chunked: node:http's client frames it (it does not for a GET).
+  else if (req.headers['transfer-encoding'] !== undefined) out.push('Transfer-Encoding', 'chunked');
+  forwardedFor.push(clientIp);
+  out.push('X-Forwarded-For', forwardedFor.join(', '), 'X-Forwarded-Proto', scheme);
+  if (req.headers.host !== undefined) out.push('X-Forwarded-Host', req.headers.host);
+  return out;
+}
+
+/** The response's headers for the client: hop-by-hop ones dropped, the rest as the upstream sent them. */
+function returnedHeaders(res: http.IncomingMessage): string[] {
+  const listed = connectionTokens(res);
+  const out: string[] = [];
+  const raw = res.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const lower = raw[i]!.toLowerCase();
+    if (HOP_BY_HOP.has(lower) || lower.startsWith('proxy-') || listed.has(lower)) continue;
+    out.push(raw[i]!, raw[i + 1]!);
+  }
+  return out;
+}
+
+/** Which error a failure of the agent's side is: its stream broke, or what came back is no HTTP response. */
+function classify(err: NodeJS.ErrnoException): IngressError {
+  if (err instanceof AgentConnectError) return INGRESS_ERRORS.agentFailed;
+  if (err.code?.startsWith('HPE_') || err.message === 'socket hang up') return INGRESS_ERRORS.invalidResponse;
+  return INGRESS_ERRORS.agentFailed;
+}
+
+/** TunnelTarget.connect threw: the session is gone. */
+class AgentConnectError extends Error {}
+
+/**
+ * node:http's client and Agent call socket methods a plain Duplex lacks; as no-ops they lose
+ * nothing: the stream has no Nagle, no TCP keepalive and no event-loop handle, and idle streams
+ * live no longer than their client connection.
+ */
+function asSocket(stream: Duplex): net.Socket {
+  const s = stream as Duplex & Partial<Record<'setKeepAlive' | 'setNoDelay' | 'setTimeout' | 'ref' | 'unref', (...args: unknown[]) => unknown>>;
+  for (const method of ['setKeepAlive', 'setNoDelay', 'setTimeout', 'ref', 'unref'] as const) {
+    if (typeof s[method] !== 'function') s[method] = () => stream;
+  }
+  return stream as net.Socket;
+}
+
+/** The keep-alive agent of one client connection and one tunnel: at most one stream, reused request after request. */
+class TunnelStreams extends http.Agent {
+  constructor(
+    public target: TunnelTarget,
+    private readonly clientAddr: string,
+  ) {
+    super({ keepAlive: true, maxSockets: 1, maxFreeSockets: 1, maxTotalSockets: 1 });
+  }
+
+  override createConnection(_options: unknown, callback: (err: Error | null, socket?: Duplex) => void): Duplex | undefined {
+    try {
+      return asSocket(this.target.connect(this.clientAddr));
+    } catch (err) {
+      callback(new AgentConnectError((err as Error).message));
+      return undefined;
+    }
+  }
+
+  // The stream has no TCP keepalive or timer to arm: kept until its client connection closes.
+  override keepSocketAlive(): boolean {
+    return true;
+  }
+}
+
+export interface HttpProxy {
+  onRequest(req: http.IncomingMessage, res: http.ServerResponse): void;
+  onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void;
+}
+
+export function createHttpProxy(options: HttpProxyOptions): HttpProxy {
+  const { directory, scheme, log } = options;
+  const maxTunnels = options.maxTunnelsPerConnection ?? 8;
+  /** Per client connection: its agents, by tunnel id, oldest first. */
+  const connections = new WeakMap<net.Socket, Map<string, TunnelStreams>>();
+
+  function streamsFor(socket: net.Socket, target: TunnelTarget, clientAddr: string): TunnelStreams {
+    let agents = connections.get(socket);
+    if (!agents) {
+      const created = new Map<string, TunnelStreams>();
+      connections.set(socket, created);
+      socket.once('close', () => {
+        for (const agent of created.values()) agent.destroy();
+        created.clear();
+      });
+      agents = created;
+    }
+    let agent = agents.get(target.tunnelId);
+    if (agent) {
+      agent.target = target;
+      return agent;
+    }
+    agent = new TunnelStreams(target, clientAddr);
+    agents.set(target.tunnelId, agent);
+    while (agents.size > maxTunnels) {
+      const [oldestId, oldest] = agents.entries().next().value!;
+      oldest.destroy();
+      agents.delete(oldestId);
+    }
+    return agent;
+  }
+
+  const urlOf = (host: string) => `${scheme}://${host}`;
+
+  return {
+    onRequest(req, res) {
+      const host = hostOf(req.headers.host);
+      const target = host === '' ? undefined : directory.http(host, scheme);
+      if (!target) {
+        sendError(req, res, INGRESS_ERRORS.endpointOffline, urlOf(host));
+        return;
+      }
+      const client = clientAddress(req.socket);
+      const upstream = http.request({
+        agent: streamsFor(req.socket, target, client.addr),
+        method: req.method,
+        path: req.url,
+        headers: forwardedHeaders(req, scheme, client.ip, false),
+      });
+      let failed = false;
+      const fail = (err: NodeJS.ErrnoException) => {
+        if (failed) return;
+        failed = true;
+        upstream.destroy();
+        if (res.headersSent || res.destroyed) {
+          res.destroy();
+          return;
+        }
+        const error = classify(err);
+        log.debug({ err: err.message, code: error.code, tunnel_id: target.tunnelId }, 'ingress: request failed on the agent side');
+        // The request's body is not read any further: the connection closes after the answer.
+        res.shouldKeepAlive = false;
+        sendError(req, res, error, urlOf(host));
+      };
+      upstream.on('error', fail);
+      upstream.on('response', (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, returnedHeaders(answer));
+        pipeline(answer, res, (err) => {
+          if (err) upstream.destroy();
+        });
+      });
+      // The client went away before its answer was complete: the stream is not reused.
+      res.on('close', () => {
+        if (!res.writableFinished) upstream.destroy();
+      });
+      pipeline(req, upstream, (err) => {
+        if (err && !failed) upstream.destroy();
+      });
+    },
+
+    onUpgrade(req, socket, head) {
+      const host = hostOf(req.headers.host);
+      const fail = (error: IngressError) => {
+        socket.on('error', () => {});
+        socket.end(rawErrorResponse(error, urlOf(host), req.headers.accept));
+      };
+      const target = host === '' ? undefined : directory.http(host, scheme);
+      if (!target) return fail(INGRESS_ERRORS.endpointOffline);
+      const raw = req.socket;
+      const client = clientAddress(raw);
+      let stream: Duplex;
+      try {
+        stream = target.connect(client.addr);
+      } catch {
+        return fail(INGRESS_ERRORS.agentFailed);
+      }
+      // An upgraded connection (a WebSocket) may idle for long: its own pings keep it, TCP keepalive finds it dead.
+      raw.setTimeout(0);
+      raw.setKeepAlive(true, 30_000);
+      const headers = forwardedHeaders(req, scheme, client.ip, true);
+      let text = `${req.method} ${req.url} HTTP/1.1\r\n`;
+      for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
+      stream.write(text + '\r\n');
+      if (head.length > 0) stream.write(head);
+      // Piped by hand rather than with pipeline(): a stream that fails before answering gets an
+      // error answer written on the client connection, which pipeline() would destroy first.
+      let answered = false;
+      stream.once('data', () => (answered = true));
+      stream.on('error', (err) => {
+        log.debug({ err: err.message, tunnel_id: target.tunnelId }, 'ingress: upgrade failed on the agent side');
+        if (answered || !socket.writable) return void socket.destroy();
+        answered = true;
+        stream.unpipe(socket);
+        fail(INGRESS_ERRORS.agentFailed);
+      });
+      stream.on('close', () => {
+        if (!socket.writableEnded) socket.destroy();
+      });
+      socket.on('error', () => stream.destroy());
+      socket.on('close', () => stream.destroy());
+      socket.pipe(stream);
+      stream.pipe(socket);
+    },
+  };
+}
