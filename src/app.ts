@@ -10,6 +10,7 @@ import { registerIdempotency } from './http/idempotency.js';
 import { registerMetrics } from './http/metrics.js';
 import { managedCertificates } from './modules/certificate-management/certificate-report.js';
 import { registerOpenApi } from './http/openapi.js';
+import { registerTunnelSessionCommands } from './modules/tunnel-sessions/tunnel-session.commands.js';
 import { registerProtocol } from './http/protocol.js';
 import { registerRateLimit } from './http/rate-limit.js';
 import { validatorCompiler } from './http/validation.js';
@@ -75,6 +76,7 @@ export async function buildApp(deps: Deps, options: { https?: { cert: string; ke
   registerHealth(app, deps);
   registerMetrics(app, { ...deps, token: deps.config.metricsToken, certificates: (now) => managedCertificates(deps.store, now) });
   for (const resource of Object.values(deps.resources)) registerResourceRoutes(app, resource);
+  registerTunnelSessionCommands(app, deps);
   await app.ready();
   return app;
 }

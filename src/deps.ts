@@ -11,6 +11,8 @@ import { KeyAuthenticator } from './modules/api-keys/api-key.auth.js';
 import { AccountService } from './modules/accounts/account.service.js';
 import { ApiIpGuard } from './modules/ip-restrictions/api-ip-guard.js';
 import { buildResources, type Resources } from './modules/registry.js';
+import { noSessionsHere } from './modules/tunnel-sessions/tunnel-session.commands.js';
+import type { SessionCommands } from './tunnels/live.js';
 
 export interface Deps {
   config: Config;
@@ -26,11 +28,13 @@ export interface Deps {
   jobs: readonly JobDefinition[];
   /** Per-account request limits; undefined when EDGEPLANE_RATE_LIMIT is 0. */
   rateLimiter?: RequestLimiter;
+  /** Commands to the agent sessions this process holds (the API's restart, stop and update). */
+  sessionCommands: SessionCommands;
 }
 
 export function createDeps(
   base: { config: Config; logger: Logger; store: Store; masterKey: Buffer },
-  overrides: Partial<Pick<Deps, 'clock'>> & { certificates?: AutomationTuning; credentialDeleted?: (credentialId: string) => void } = {},
+  overrides: Partial<Pick<Deps, 'clock' | 'sessionCommands'>> & { certificates?: AutomationTuning; credentialDeleted?: (credentialId: string) => void } = {},
 ): Deps {
   const clock = overrides.clock ?? systemClock;
   const now = () => clock.now().getTime();
@@ -49,5 +53,7 @@ export function createDeps(
     resources: buildResources({ store: base.store, auth, ipGuard, sealer, domains: base.config.domains, credentialDeleted: overrides.credentialDeleted }),
     rateLimiter: createRequestLimiter(base.config.rateLimit, base.logger),
     jobs: certificateJobs({ config: base.config, store: base.store, sealer, clock }, overrides.certificates),
+    // Without the data plane's, every session is another instance's: commands are queued for it.
+    sessionCommands: overrides.sessionCommands ?? noSessionsHere,
   };
 }

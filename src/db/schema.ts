@@ -425,6 +425,74 @@ export interface AuditEventsTable {
   principal_id: string;
 }
 
+/** An agent session held by an instance (src/tunnels/live-records.ts), while its lease holds. */
+export interface AgentSessionsTable {
+  id: string;
+  account_id: string;
+  /** The instance that holds the session; a fresh random id per process. */
+  instance_id: string;
+  /** Instant (`toISOString()`) until which the row holds without being written again. */
+  lease_expires_at: string;
+  credential_id: string;
+  transport: string;
+  region: string;
+  ip: string;
+  os: string;
+  agent_version: string;
+  metadata: string;
+  started_at: string;
+  /** The same as `started_at`: every resource row has one. */
+  created_at: string;
+}
+
+/** A tunnel of a live agent session: a bound endpoint (the `endpoint_*` columns) or a labeled tunnel (`labels`). */
+export interface AgentTunnelsTable {
+  id: string;
+  account_id: string;
+  session_id: string;
+  instance_id: string;
+  lease_expires_at: string;
+  region: string;
+  /** JSON object; null for a bound endpoint. */
+  labels: string | null;
+  metadata: string;
+  forwards_to: string;
+  started_at: string;
+  created_at: string;
+  endpoint_id: string | null;
+  endpoint_proto: string | null;
+  endpoint_public_url: string | null;
+  endpoint_hostport: string | null;
+  endpoint_domain_id: string | null;
+  endpoint_tcp_addr_id: string | null;
+}
+
+/** A command for a session, queued by an instance that does not hold it; its holder runs it at its next sync. */
+export interface AgentSessionCommandsTable {
+  id: string;
+  account_id: string;
+  session_id: string;
+  /** The SessionCommand as JSON. */
+  command: string;
+  created_at: string;
+}
+
+/** The endpoint of a live bound tunnel (the view `live_endpoints` over agent_tunnels). */
+export interface LiveEndpointsView {
+  id: string;
+  account_id: string;
+  tunnel_id: string;
+  proto: string;
+  public_url: string;
+  hostport: string;
+  domain_id: string | null;
+  tcp_addr_id: string | null;
+  region: string;
+  metadata: string;
+  created_at: string;
+  lease_expires_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -464,6 +532,13 @@ export interface Database {
   acme_challenges: AcmeChallengesTable;
   idempotency_keys: IdempotencyKeysTable;
   audit_events: AuditEventsTable;
+  agent_sessions: AgentSessionsTable;
+  agent_tunnels: AgentTunnelsTable;
+  agent_session_commands: AgentSessionCommandsTable;
+  /** Views (migration 0020): the rows above whose lease has not run out. */
+  live_tunnel_sessions: AgentSessionsTable;
+  live_tunnels: AgentTunnelsTable;
+  live_endpoints: LiveEndpointsView;
 }
 
 /** Tables that belong to no account: the service's own (src/db/acme.ts reads and writes them). */

@@ -27,6 +27,9 @@ import { tcpEdgeDefinition } from './tcp-edges/tcp-edge.resource.js';
 import { certificateAuthorityDefinition } from './certificate-authorities/certificate-authority.resource.js';
 import { tlsEdgeDefinition } from './tls-edges/tls-edge.resource.js';
 import { httpsEdgeDefinitions } from './https-edges/https-edge.resource.js';
+import { tunnelSessionDefinition } from './tunnel-sessions/tunnel-session.resource.js';
+import { tunnelDefinition } from './tunnels/tunnel.resource.js';
+import { endpointDefinition } from './endpoints/endpoint.resource.js';
 
 export interface ResourceDeps {
   store: Store;
@@ -67,6 +70,9 @@ export function resourceDefinitions({ auth, ipGuard, sealer, domains, credential
     tlsEdges: tlsEdgeDefinition,
     ...httpsEdgeDefinitions(sealer),
     auditEvents: auditEventDefinition,
+    tunnelSessions: tunnelSessionDefinition,
+    tunnels: tunnelDefinition,
+    endpoints: endpointDefinition,
   } satisfies Record<string, AnyDefinition>;
 }
 

@@ -46,7 +46,7 @@ describeEachStore('security suite', (h) => {
       .sort();
     const covered = securedResources
       .flatMap((r) => [r.path, `${r.path}/{id}`, ...[...(r.parts ?? []), ...Object.keys(r.modules ?? {})].map((part) => `${r.path}/{id}/${part}`)])
-      .concat(readOnlyResources.flatMap((r) => [r.path, `${r.path}/{id}`]))
+      .concat(readOnlyResources.flatMap((r) => [r.path, `${r.path}/{id}`, ...(r.actions ?? []).map((action) => `${r.path}/{id}/${action}`)]))
       .sort();
     assert.deepEqual(routed, covered);
   });
@@ -171,6 +171,7 @@ describeEachStore('security suite', (h) => {
     const reads = (id: string): Call[] => [
       { name: 'list', run: (api, o) => api.get(r.path, o) },
       { name: 'get', run: (api, o) => api.get(`${r.path}/${id}`, o) },
+      ...(r.actions ?? []).map((action) => ({ name: action, run: (api: Api, o?: RequestOptions) => api.post(`${r.path}/${id}/${action}`, {}, o) })),
     ];
 
     it(`${r.path}: refuses every read without valid credentials or with a missing or wrong version`, async () => {
@@ -197,6 +198,11 @@ describeEachStore('security suite', (h) => {
       const res = await intruder.get(`${r.path}/${id}`);
       assert.equal(res.status, 404);
       assert.equal(res.json.error_code, 'ERR_EP_252');
+      for (const action of r.actions ?? []) {
+        const acted = await intruder.post(`${r.path}/${id}/${action}`, {});
+        assert.equal(acted.status, 404, action);
+        assert.equal(acted.json.error_code, 'ERR_EP_252', action);
+      }
       const theirs = await intruder.get(r.path);
       assert.equal(theirs.status, 200);
       assert.ok(!theirs.text.includes(id), "not in the intruder's list");

@@ -28,6 +28,7 @@ import { Ngrok, type Error as NgrokError } from '@ngrok/ngrok-api';
 import { EdgeRoutePolicyModule, TCPEdgePolicyModule } from '@ngrok/ngrok-api/lib/services.js';
 import { makeChain } from '../helpers/certs.js';
 import { describeEachStore, type Api } from '../helpers/harness.js';
+import { seedLiveSession } from '../helpers/live-agents.js';
 import { newPublicKey } from '../helpers/secured-resources.js';
 
 type Dict<V = string> = Record<string, V>;
@@ -1524,6 +1525,49 @@ describeEachStore('official TypeScript client (@ngrok/ngrok-api 0.11.0)', (h) =>
     const bare = await ngrok.edges.edgesHttpsRoutes.get(at);
     for (const name of ['oauth', 'oidc', 'saml', 'websocketTcpConverter', 'userAgentFilter', 'policy'] as const)
       assert.equal(bare[name], null, `${name} is gone`);
+  });
+
+  it('tunnel sessions, tunnels and endpoints: list and get what live agents hold, with camelCased fields and Refs', async () => {
+    const api = await h().newAccount();
+    const ngrok = client(h(), api);
+    const backend = await ngrok.backends.tunnelGroupBackends.create({ labels: asMap({ env: 'seeded' }) });
+    // Two sessions, as an instance's LiveRecords writes them (agents are driven end to end elsewhere).
+    const first = await seedLiveSession(h().deps.store, api.info.accountId);
+    const second = await seedLiveSession(h().deps.store, api.info.accountId);
+
+    const sessions = await ngrok.tunnelSessions.list(undefined, '1');
+    assert.deepEqual(sessions.map((s) => s.id).sort(), [first.session.id, second.session.id].sort());
+    const session = await ngrok.tunnelSessions.get(first.session.id);
+    assert.equal(session.agentVersion, '1.2.3');
+    assert.equal(session.credential.id, first.session.credentialId);
+    assert.equal(session.transport, 'ngrok/tls');
+    assert.equal(session.os, 'linux');
+    assert.equal(typeof session.startedAt, 'string', 'times come back as strings, not Dates');
+
+    const tunnels = await ngrok.tunnels.list(undefined, '3');
+    assert.equal(tunnels.length, 4);
+    const bound = await ngrok.tunnels.get(first.bound.id);
+    assert.equal(bound.publicUrl, first.bound.endpoint!.publicUrl);
+    assert.equal(bound.tunnelSession.id, first.session.id);
+    assert.equal(bound.endpoint?.id, first.bound.endpoint!.id);
+    assert.equal(bound.forwardsTo, 'http://localhost:8080');
+    const labeled = await ngrok.tunnels.get(first.labeled.id);
+    assert.deepEqual(plain(labeled.labels!), { env: 'seeded' });
+    assert.deepEqual(
+      labeled.backends!.map((b) => b.id),
+      [backend.id],
+    );
+    const group = await ngrok.backends.tunnelGroupBackends.get(backend.id);
+    assert.deepEqual(group.tunnels.map((t) => t.id).sort(), [first.labeled.id, second.labeled.id].sort());
+
+    const endpoints = await ngrok.endpoints.list(undefined, '1');
+    assert.deepEqual(endpoints.map((e) => e.id).sort(), [first.bound.endpoint!.id, second.bound.endpoint!.id].sort());
+    const endpoint = await ngrok.endpoints.get(first.bound.endpoint!.id);
+    assert.equal(endpoint.type, 'ephemeral');
+    assert.equal(endpoint.hostport, first.bound.endpoint!.hostport);
+    assert.equal(endpoint.tunnel?.id, first.bound.id);
+
+    await assertClientError(ngrok.tunnelSessions.get(`ts_${'0'.repeat(27)}`), 404, 'ERR_EP_252');
   });
 
   it('endpoint configurations: the client has no service for them nor for their modules', async () => {

@@ -63,7 +63,9 @@ describeEachStore('OpenAPI document', (h) => {
     };
     const expected = Object.values(h().deps.resources)
       .flatMap((r) => routesOf(r.definition))
-      .concat('GET /openapi.json');
+      .concat('GET /openapi.json')
+      // The commands of tunnel sessions, routed beside the generic routes (tunnel-session.commands.ts).
+      .concat(['restart', 'stop', 'update'].map((command) => `POST /tunnel_sessions/{id}/${command}`));
     assert.deepEqual(routes.sort(), expected.sort());
   });
 

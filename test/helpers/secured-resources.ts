@@ -4,7 +4,8 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { authorizedKeysLine, toSshPublicKey } from '../../src/lib/ssh/keys.js';
 import { makeChain } from './certs.js';
-import type { Api } from './harness.js';
+import type { Api, Harness } from './harness.js';
+import { seedLiveSession } from './live-agents.js';
 
 export interface SecuredResource {
   /** The collection's path; for a kind under a parent, its template (`/edges/https/{edge_id}/routes`) as the OpenAPI document names it. */
@@ -207,7 +208,12 @@ export interface ReadOnlyResource {
   path: string;
   /** Makes an item in the account of `api` and gives its id. */
   item(api: Api): Promise<string>;
+  /** Actions on an item (`POST <item>/<action>` with `{}`): tunnel session commands. */
+  actions?: string[];
 }
+
+/** The store of the server `api` talks to: live agents are written there, as an instance's LiveRecords would. */
+const storeOf = (api: Api) => (api as unknown as { harness: Harness }).harness.deps.store;
 
 /** Every read-only resource route, for the same suite. */
 export const readOnlyResources: ReadOnlyResource[] = [
@@ -221,6 +227,13 @@ export const readOnlyResources: ReadOnlyResource[] = [
       return res.json.audit_events[0].id;
     },
   },
+  {
+    path: '/tunnel_sessions',
+    item: async (api) => (await seedLiveSession(storeOf(api), api.info.accountId)).session.id,
+    actions: ['restart', 'stop', 'update'],
+  },
+  { path: '/tunnels', item: async (api) => (await seedLiveSession(storeOf(api), api.info.accountId)).bound.id },
+  { path: '/endpoints', item: async (api) => (await seedLiveSession(storeOf(api), api.info.accountId)).bound.endpoint!.id },
 ];
 
 async function newHttpsEdge(api: Api): Promise<string> {

@@ -20,6 +20,7 @@ import { idempotencyOutcome } from './0016-idempotency-outcome.js';
 import { idempotencyCredential } from './0017-idempotency-credential.js';
 import { agentIngressReversed } from './0018-agent-ingress-reversed.js';
 import { credentials } from './0019-credentials.js';
+import { liveAgents } from './0020-live-agents.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -44,6 +45,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0017-idempotency-credential': idempotencyCredential(dialect),
         '0018-agent-ingress-reversed': agentIngressReversed(dialect),
         '0019-credentials': credentials(dialect),
+        '0020-live-agents': liveAgents(dialect),
       };
     },
   };

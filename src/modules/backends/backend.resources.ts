@@ -14,6 +14,7 @@ import {
 } from '../../db/schema.js';
 import { BACKEND_KINDS, backendNotFound, checkNoCycle } from './backend-links.js';
 import * as S from './backend.schema.js';
+import { labelsMatch, parseLabels } from '../tunnels/tunnel-labels.js';
 import { checkAddress, checkFailoverChildren, checkHeaders, checkLabels, checkResponseBody, checkStatusCode, checkWeightedChildren } from './backend-values.js';
 
 const inUse = (id: string, referrers: readonly string[]) => errors.backendInUse({ id, referrers });
@@ -33,8 +34,24 @@ export const tunnelGroupBackend = defineResource({
     ...describedChanges(body),
     ...(body.labels != null && { labels: JSON.stringify(checkLabels(body.labels)) }),
   }),
-  // No agents connect to this control plane yet, so no tunnel ever matches the labels.
-  toApi: (row: TunnelGroupBackendsTable) => ({ ...describedResponse(row), labels: JSON.parse(row.labels) as Record<string, string>, tunnels: [] }),
+  hooks: {
+    // The account's live labeled tunnels, read once for a page, matched here.
+    async expand(db, rows) {
+      const tunnels = (await db.select('live_tunnels', { endpoint_id: null }, { orderBy: ['id'] })).map((t) => ({
+        id: t.id,
+        labels: parseLabels(t.labels ?? '{}'),
+      }));
+      return rows.map((row) => {
+        const labels = parseLabels(row.labels);
+        return { ...row, tunnel_ids: tunnels.filter((t) => labelsMatch(labels, t.labels)).map((t) => t.id) };
+      });
+    },
+  },
+  toApi: (row: TunnelGroupBackendsTable, view) => ({
+    ...describedResponse(row),
+    labels: parseLabels(row.labels),
+    tunnels: ((row as TunnelGroupBackendsTable & { tunnel_ids?: string[] }).tunnel_ids ?? []).map((id) => view.ref(id)),
+  }),
 });
 
 export const httpResponseBackend = defineResource({

@@ -1,0 +1,89 @@
+// What the data plane and the rest of the process say to each other about live agents: the
+// sessions and tunnels this process holds (for the API's lists and the many-instance records), the
+// targets public connections are sent to, and the commands the API sends to an agent. Types only.
+import type { Duplex } from 'node:stream';
+
+export type EndpointProto = 'http' | 'https' | 'tcp' | 'tls';
+
+/** An agent session held by this process, as the API shows it. */
+export interface LiveSession {
+  id: string;
+  accountId: string;
+  credentialId: string;
+  os: string;
+  agentVersion: string;
+  metadata: string;
+  ip: string;
+  /** The region the session is served in (this instance's first region). */
+  region: string;
+  /** How the agent came in: `ngrok/tls` for agents of the SDK; `ssh` later. */
+  transport: string;
+  startedAt: Date;
+}
+
+/** A tunnel held by this process: an endpoint bound by an agent, or a labeled tunnel. */
+export interface LiveTunnel {
+  /** `tn_…`; also the id in the agent's BindResp / StartTunnelWithLabelResp and its ProxyHeaders. */
+  id: string;
+  accountId: string;
+  sessionId: string;
+  /** For a bound endpoint; undefined for a labeled tunnel. */
+  endpoint?: {
+    /** `ep_…`, stable for as long as the tunnel is. */
+    id: string;
+    proto: EndpointProto;
+    /** `https://app.example.com`, `tcp://1.tcp.example.com:10001`, `tls://app.example.com`. */
+    publicUrl: string;
+    /** `app.example.com:443`, `1.tcp.example.com:10001`. */
+    hostport: string;
+    /** The reserved domain or address it is served on, when it is one of the account's. */
+    domainId?: string;
+    tcpAddrId?: string;
+  };
+  /** A labeled tunnel's labels; undefined for a bound endpoint. */
+  labels?: Record<string, string>;
+  metadata: string;
+  forwardsTo: string;
+  startedAt: Date;
+}
+
+/** What this process holds now; the many-instance records are written from it. */
+export interface LiveState {
+  sessions(): LiveSession[];
+  tunnels(): LiveTunnel[];
+}
+
+export type SessionCommand = { kind: 'restart' } | { kind: 'stop' } | { kind: 'update'; version: string; permitMajorVersion: boolean };
+
+/**
+ * The outcome of a command sent to an agent: `sent` (the agent said it will), `refused` (the agent
+ * answered with an error, given), `not_here` (no such live session in this process), `failed` (the
+ * session ended or did not answer in time).
+ */
+export type CommandOutcome = { outcome: 'sent' } | { outcome: 'refused'; error: string } | { outcome: 'not_here' } | { outcome: 'failed'; reason: string };
+
+export interface SessionCommands {
+  send(sessionId: string, command: SessionCommand): Promise<CommandOutcome>;
+}
+
+/** Where a public connection goes: a tunnel of a live agent session in this process. */
+export interface TunnelTarget {
+  tunnelId: string;
+  accountId: string;
+  proto: EndpointProto;
+  /**
+   * A stream to the agent for one public connection: its bytes go to the agent's upstream and
+   * back. `clientAddr` is the public client's `ip:port`. Throws when the session has ended.
+   */
+  connect(clientAddr: string): Duplex;
+}
+
+/** What the public listeners ask of the live tunnels and the certificates. */
+export interface IngressDirectory {
+  /** The tunnel serving `host` (lower case, no port) for this scheme; undefined when none is online. */
+  http(host: string, scheme: 'http' | 'https'): TunnelTarget | undefined;
+  /** The `tls` tunnel for this SNI name (TLS passed through to the agent); undefined when none. */
+  tls(serverName: string): TunnelTarget | undefined;
+  /** The TCP tunnel bound on this address's port. */
+  tcp(port: number): TunnelTarget | undefined;
+}
