@@ -1,6 +1,7 @@
 // One typed schema for every setting. Settings come from environment variables; command-line
 // flags of the same name override them. Every problem is reported at once.
 import path from 'node:path';
+import net from 'node:net';
 import { parseCidr } from './lib/ip/cidr.js';
 import { parseDomainName } from './lib/dns/names.js';
 import { parseResolverAddress } from './lib/dns/resolver.js';
@@ -37,6 +38,8 @@ export interface Config {
   rateLimit: { perMinute: number; redisUrl?: string };
   /** Where ngrok agents dial in (TLS); undefined: off. `tls` files, else the local CA's certificate. */
   agentListen?: { host: string; port: number; tls?: { cert: string; key: string } };
+  /** Where public clients reach agents' endpoints: HTTPS and TLS on one port, plain HTTP on another; undefined: off. */
+  ingress: { https?: { host: string; port: number }; http?: { host: string; port: number }; tcpHost: string };
 }
 
 /** How certificates of reserved domains and agent ingresses are checked, ordered and proven. */
@@ -168,7 +171,7 @@ export const SETTINGS = {
   agentListen: [
     'EDGEPLANE_AGENT_LISTEN',
     '--agent-listen',
-    'host:port where ngrok agents dial in over TLS, or off (default off: agents cannot bind endpoints yet)',
+    "host:port where ngrok agents dial in over TLS, or off (default 127.0.0.1 at the API's port + 1: 8444)",
   ],
   agentTlsCert: [
     'EDGEPLANE_AGENT_TLS_CERT',
@@ -176,6 +179,21 @@ export const SETTINGS = {
     "PEM certificate chain the agent listener serves (default: the local CA's server certificate)",
   ],
   agentTlsKey: ['EDGEPLANE_AGENT_TLS_KEY', '--agent-tls-key', 'PEM private key of that certificate'],
+  ingressHttpsListen: [
+    'EDGEPLANE_INGRESS_HTTPS_LISTEN',
+    '--ingress-https-listen',
+    "host:port where public clients reach agents' HTTPS and TLS endpoints, or off (default 127.0.0.1 at the API's port + 2: 8445)",
+  ],
+  ingressHttpListen: [
+    'EDGEPLANE_INGRESS_HTTP_LISTEN',
+    '--ingress-http-listen',
+    "host:port where public clients reach agents' HTTP endpoints, or off (default 127.0.0.1 at the API's port + 3: 8446)",
+  ],
+  ingressTcpHost: [
+    'EDGEPLANE_INGRESS_TCP_HOST',
+    '--ingress-tcp-host',
+    "local address agents' TCP endpoints listen on, at the port of their address (default 127.0.0.1)",
+  ],
   dnsListen: ['EDGEPLANE_DNS_LISTEN', '--dns-listen', 'host:port of the built-in authoritative DNS server, UDP and TCP, e.g. 0.0.0.0:53 (off when unset)'],
 } as const;
 
@@ -318,7 +336,7 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
   if (raw.metricsToken !== undefined && !/^[\x21-\x7e]{16,}$/.test(raw.metricsToken))
     problems.push('EDGEPLANE_METRICS_TOKEN must be 16 or more printable characters without spaces');
 
-  const agentListen = readAgentListen(raw, cwd, problems);
+  const { agentListen, ingress } = readDataPlaneListen(raw, cwd, listen, problems);
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -339,23 +357,59 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
     rateLimit,
     ...(raw.metricsToken && { metricsToken: raw.metricsToken }),
     ...(agentListen && { agentListen }),
+    ingress,
   };
 }
 
-function readAgentListen(raw: RawSettings, cwd: string, problems: string[]): Config['agentListen'] {
+/**
+ * The data plane's listeners sit next to the API by default, on loopback: agents at the API's port
+ * + 1, HTTPS and TLS endpoints at + 2, HTTP endpoints at + 3 (8444, 8445, 8446 beside the default
+ * 8443). An API on port 0 (a free port) puts each of them on a free port too.
+ */
+export const DATA_PLANE_OFFSETS = { agentListen: 1, ingressHttpsListen: 2, ingressHttpListen: 3 } as const;
+
+function dataPlaneDefault(api: { host: string; port: number } | undefined, name: keyof typeof DATA_PLANE_OFFSETS): string {
+  const port = api === undefined || api.port === 0 ? 0 : api.port + DATA_PLANE_OFFSETS[name];
+  return `127.0.0.1:${port <= 65535 ? port : 0}`;
+}
+
+/** The agent listener and the public listeners: host:port each (default next to the API) or off; no two on one address. */
+function readDataPlaneListen(
+  raw: RawSettings,
+  cwd: string,
+  api: { host: string; port: number } | undefined,
+  problems: string[],
+): { agentListen: Config['agentListen']; ingress: Config['ingress'] } {
+  const taken = new Map<string, string>(api && api.port !== 0 ? [[`${api.host}:${api.port}`, 'EDGEPLANE_LISTEN']] : []);
+  const read = (name: keyof typeof DATA_PLANE_OFFSETS): { host: string; port: number } | undefined => {
+    const value = raw[name] ?? dataPlaneDefault(api, name);
+    if (value.toLowerCase() === 'off') return undefined;
+    const at = parseHostPort(value);
+    const variable = SETTINGS[name][0];
+    if (!at) {
+      problems.push(`${variable} must be host:port with a port from 0 to 65535, or off; got '${value}'`);
+      return undefined;
+    }
+    const other = taken.get(`${at.host}:${at.port}`);
+    if (other) problems.push(`${variable} (${value}) is the address of ${other}; give each listener its own port`);
+    if (at.port !== 0) taken.set(`${at.host}:${at.port}`, variable);
+    return at;
+  };
+  const agentAt = read('agentListen');
+  const https = read('ingressHttpsListen');
+  const http = read('ingressHttpListen');
   if ((raw.agentTlsCert === undefined) !== (raw.agentTlsKey === undefined))
     problems.push('EDGEPLANE_AGENT_TLS_CERT and EDGEPLANE_AGENT_TLS_KEY must be given together');
-  if (raw.agentListen === undefined || raw.agentListen.toLowerCase() === 'off') {
-    if (raw.agentTlsCert !== undefined || raw.agentTlsKey !== undefined)
-      problems.push('EDGEPLANE_AGENT_TLS_CERT and EDGEPLANE_AGENT_TLS_KEY need EDGEPLANE_AGENT_LISTEN');
-    return undefined;
-  }
-  const at = parseHostPort(raw.agentListen);
-  if (!at) {
-    problems.push(`EDGEPLANE_AGENT_LISTEN must be host:port with a port from 0 to 65535, or off; got '${raw.agentListen}'`);
-    return undefined;
-  }
-  return raw.agentTlsCert && raw.agentTlsKey ? { ...at, tls: { cert: path.resolve(cwd, raw.agentTlsCert), key: path.resolve(cwd, raw.agentTlsKey) } } : at;
+  if (raw.agentListen?.toLowerCase() === 'off' && (raw.agentTlsCert !== undefined || raw.agentTlsKey !== undefined))
+    problems.push('EDGEPLANE_AGENT_TLS_CERT and EDGEPLANE_AGENT_TLS_KEY need the agent listener (EDGEPLANE_AGENT_LISTEN is off)');
+  const agentListen =
+    agentAt &&
+    (raw.agentTlsCert && raw.agentTlsKey
+      ? { ...agentAt, tls: { cert: path.resolve(cwd, raw.agentTlsCert), key: path.resolve(cwd, raw.agentTlsKey) } }
+      : agentAt);
+  const tcpHost = raw.ingressTcpHost ?? '127.0.0.1';
+  if (net.isIP(tcpHost.replace(/^\[|\]$/g, '')) === 0) problems.push(`EDGEPLANE_INGRESS_TCP_HOST must be an IP address; got '${tcpHost}'`);
+  return { agentListen, ingress: { ...(https && { https }), ...(http && { http }), tcpHost: tcpHost.replace(/^\[|\]$/g, '') } };
 }
 
 export const DEFAULT_RATE_LIMIT = 1200;

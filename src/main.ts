@@ -14,7 +14,9 @@ import { startChallengeListeners, type AutomationTuning } from './modules/certif
 import { createLogger } from './logger.js';
 import { loadMasterKey } from './master-key.js';
 import { ensurePrivateDataDir, issueIntoFile, privateFiles, tightenPrivateFiles, TOKEN_FILE } from './private-files.js';
-import { startAgentListener, type AgentListener, type AgentListenerTuning } from './tunnels/agent-listener.js';
+import type { AgentListenerTuning } from './tunnels/agent-listener.js';
+import { startDataPlane, type DataPlane } from './tunnels/data-plane.js';
+import { sessionCommands } from './tunnels/commands.js';
 import { AgentSessionRegistry } from './tunnels/registry.js';
 
 export interface Server {
@@ -65,8 +67,11 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const { key: masterKey, source } = loadMasterKey(config.dataDir, config.masterKey);
   logger.info({ master_key: source }, 'private keys are sealed with the master key from this source');
   // Agent sessions live in this process; deleting a credential ends its own.
-  const agentSessions = new AgentSessionRegistry();
-  const deps = createDeps({ config, logger, store, masterKey }, { certificates: options.certificates, credentialDeleted: agentSessions.credentialDeleted });
+  const agentSessions = new AgentSessionRegistry({ region: config.domains.regions[0] });
+  const deps = createDeps(
+    { config, logger, store, masterKey },
+    { certificates: options.certificates, credentialDeleted: agentSessions.credentialDeleted, sessionCommands: sessionCommands(agentSessions) },
+  );
   const serveApi = config.runMode !== 'worker';
   const agentListen = serveApi ? config.agentListen : undefined;
 
@@ -75,13 +80,16 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   let agentTls: { cert: string; key: string } | undefined;
   if (agentListen?.tls) agentTls = { cert: fs.readFileSync(agentListen.tls.cert, 'utf8'), key: fs.readFileSync(agentListen.tls.key, 'utf8') };
   const localTlsForApi = serveApi && config.tls.mode === 'auto';
-  if (localTlsForApi || (agentListen && !agentTls)) {
+  // The public HTTPS listener's default certificate (for names it has none of) is the local one too.
+  let localCertificate: { cert: string; key: string } | undefined;
+  if (localTlsForApi || agentListen) {
     // One server certificate for both listeners, naming every host either is reached by (a
     // certificate re-issued for one would otherwise drop the other's names).
     const { ensureLocalTls } = await import('./tls.js');
     const hosts = [config.listen.host, new URL(config.baseUrl).hostname.replace(/^\[|\]$/g, '')];
     if (agentListen && !['0.0.0.0', '::'].includes(agentListen.host)) hosts.push(agentListen.host);
     const tls = await ensureLocalTls(config.dataDir, hosts);
+    localCertificate = { cert: tls.cert, key: tls.key };
     if (localTlsForApi) https = { cert: tls.cert, key: tls.key };
     if (agentListen && !agentTls) agentTls = { cert: tls.cert, key: tls.key };
     caFile = tls.caFile;
@@ -94,19 +102,22 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const app = await buildApp(deps, { https });
   const listeners = await startChallengeListeners({ config, store, log: logger }, say);
   if (serveApi) await announceApi(config, app, deps, { say, terminal, https: https !== undefined, caFile, dialect: store.dialect });
-  let agentListener: AgentListener | undefined;
-  if (agentListen && agentTls) {
-    agentListener = await startAgentListener({
-      ...options.agents,
-      host: agentListen.host,
-      port: agentListen.port,
-      tls: agentTls,
+  let dataPlane: DataPlane | undefined;
+  if (agentListen && agentTls && localCertificate) {
+    dataPlane = await startDataPlane({
       store,
-      log: logger.child({ component: 'agents' }),
+      log: logger,
       registry: agentSessions,
+      domains: config.domains,
+      masterKey,
+      sealer: deps.sealer,
+      commands: deps.sessionCommands,
+      agents: { host: agentListen.host, port: agentListen.port, tls: agentTls, ...(options.agents && { tuning: options.agents }) },
+      ingress: { ...config.ingress, certificates: { dataDir: config.dataDir, defaultCertificate: localCertificate } },
     });
-    const { address, port } = agentListener.address;
-    say(`agent listener on ${address.includes(':') ? `[${address}]` : address}:${port} (TLS; agents authenticate, binds are not served yet)`);
+    say(`agents dial in at ${hostPort(dataPlane.agentAddress)} (TLS)`);
+    if (dataPlane.httpsAddress) say(`public HTTPS and TLS endpoints on ${hostPort(dataPlane.httpsAddress)}`);
+    if (dataPlane.httpAddress) say(`public HTTP endpoints on ${hostPort(dataPlane.httpAddress)}`);
   }
 
   let runner: JobRunner | undefined;
@@ -125,13 +136,17 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     deps,
     url: config.baseUrl,
     runner,
-    ...(agentListener && { agents: { address: agentListener.address, registry: agentSessions } }),
+    ...(dataPlane && { agents: { address: dataPlane.agentAddress, registry: agentSessions } }),
     async close() {
       clearInterval(keepAlive);
-      await Promise.all([runner?.stop(JOB_SHUTDOWN_WAIT_MS), app.close(), agentListener?.close(), ...listeners.map((l) => l.close())]);
+      await Promise.all([runner?.stop(JOB_SHUTDOWN_WAIT_MS), app.close(), dataPlane?.close(), ...listeners.map((l) => l.close())]);
       await store.close();
     },
   };
+}
+
+function hostPort({ address, port }: AddressInfo): string {
+  return `${address.includes(':') ? `[${address}]` : address}:${port}`;
 }
 
 /** Listens, says where, and on an empty store creates the first account (or says how to get a key). */

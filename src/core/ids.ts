@@ -5,7 +5,7 @@
 // within one second this generator increments the previous payload instead of drawing a new
 // random one, so ids made by one process sort in creation order, and "newest first" is exact
 // for everything a single instance creates.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const KSUID_EPOCH = 1_400_000_000;
@@ -95,4 +95,29 @@ export function randomBase62(length: number): string {
     }
   }
   return out;
+}
+
+/**
+ * An id that is the same every time it is derived from the same `seed` (a labeled tunnel's id
+ * across its agent's reconnects, say): the KSUID layout with `at` as its time and the first 16
+ * bytes of the seed's SHA-256 as its payload.
+ */
+export function derivedId(prefix: string, at: Date, seed: string): string {
+  const digest = createHash('sha256').update(seed).digest();
+  const second = Math.max(0, Math.floor(at.getTime() / 1000) - KSUID_EPOCH);
+  const words = Uint32Array.of(second >>> 0, digest.readUInt32BE(0), digest.readUInt32BE(4), digest.readUInt32BE(8), digest.readUInt32BE(12));
+  return `${prefix}_${encodeBase62(words)}`;
+}
+
+/** The time an id was made (its KSUID seconds); the epoch itself for a body that is not base62. */
+export function idTime(id: string): Date {
+  const body = id.slice(id.lastIndexOf('_') + 1);
+  let seconds = 0;
+  if (ID_BODY.test(body)) {
+    // The top 32 of the 160 bits: divide the base62 number by 2^128, digit by digit.
+    let value = 0n;
+    for (const c of body) value = value * 62n + BigInt(ALPHABET.indexOf(c));
+    seconds = Number(value >> 128n);
+  }
+  return new Date((seconds + KSUID_EPOCH) * 1000);
 }

@@ -1,20 +1,36 @@
 // The agent listener: ngrok agents dial in over TLS (no ALPN) and run a muxado session in which
-// they authenticate (Auth, type 0) with a credential's authtoken. Binds are not served yet: they
-// get an error reply. A broken rule (malformed frame, invalid JSON) ends that session only; every
+// they authenticate (Auth, type 0) with a credential's authtoken, then bind endpoints (Bind) and
+// labeled tunnels (StartTunnelWithLabel); public connections reach them as Proxy streams the
+// server opens. A broken rule (malformed frame, invalid JSON) ends that session only; every
 // wait has a timeout and every count a bound (docs/agent-protocol.md, "The listener").
 import net, { type AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import type { Logger } from 'pino';
 import type { Store } from '../db/store.js';
 import { AgentProtoError } from '../lib/agent-proto/json.js';
-import { encodeAuthResp, encodeErrorResp, PROTOCOL_VERSIONS, StreamType, type AgentRequest, type Auth } from '../lib/agent-proto/messages.js';
-import { encodeStreamType, RequestStreamReader } from '../lib/agent-proto/streams.js';
+import {
+  encodeAuthResp,
+  encodeBindResp,
+  encodeErrorResp,
+  encodeStartTunnelWithLabelResp,
+  encodeUnbindResp,
+  PROTOCOL_VERSIONS,
+  StreamType,
+  type AgentRequest,
+  type Auth,
+  type Bind,
+  type StartTunnelWithLabel,
+} from '../lib/agent-proto/messages.js';
+import { encodeProxyStreamHeader, encodeStreamType, RequestStreamReader } from '../lib/agent-proto/streams.js';
 import { ErrorCode, MuxadoError } from '../lib/muxado/frame.js';
 import { Session, type MuxadoStream } from '../lib/muxado/session.js';
 import { acceptTyped, startHeartbeat } from '../lib/muxado/typed.js';
 import { authenticateAgentToken, looksLikeAgentToken, usableCredentialIds, type AgentCredential } from '../modules/credentials/credential.token.js';
 import { randomBase62 } from '../core/ids.js';
-import type { AgentSessionInfo, AgentSessionRegistry } from './registry.js';
+import { BIND_ERRORS, BindRefused, placeBind, placeLabeled, type BindSettings, type Placement } from './binds.js';
+import type { LiveTunnel, TunnelTarget } from './live.js';
+import type { AgentSessionInfo, AgentSessionRegistry, SessionHandle } from './registry.js';
+import type { TcpIngress } from './tcp-ingress.js';
 
 /** ngrok's own codes, which the SDKs surface as the error's code (ngrok.com/docs/errors). */
 export const AGENT_ERRORS = {
@@ -59,6 +75,8 @@ export interface AgentListenerOptions extends AgentListenerTuning {
   store: Store;
   log: Logger;
   registry: AgentSessionRegistry;
+  binds: BindSettings;
+  tcp: TcpIngress;
 }
 
 export interface AgentListener {
@@ -104,7 +122,15 @@ export async function startAgentListener(options: AgentListenerOptions): Promise
     });
     socket.once('secure', () => {
       secured = true;
-      serveAgent(socket, ip, { tuning, store: options.store, log, registry, authenticated: () => unauthenticated.delete(raw) });
+      serveAgent(socket, ip, {
+        tuning,
+        store: options.store,
+        log,
+        registry,
+        binds: options.binds,
+        tcp: options.tcp,
+        authenticated: () => unauthenticated.delete(raw),
+      });
     });
   });
 
@@ -135,6 +161,7 @@ export async function startAgentListener(options: AgentListenerOptions): Promise
       clearInterval(credentialCheck);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       registry.endAll('the server is shutting down');
+      options.tcp.close();
       for (const socket of sockets) socket.destroy();
       await closed;
     },
@@ -150,6 +177,8 @@ interface ServeContext {
   store: Store;
   log: Logger;
   registry: AgentSessionRegistry;
+  binds: BindSettings;
+  tcp: TcpIngress;
   authenticated: () => void;
 }
 
@@ -213,15 +242,118 @@ function serveAgent(socket: tls.TLSSocket, ip: string, ctx: ServeContext): void 
             session.goAway(ErrorCode.protocol, 'request before Auth');
             return;
           }
-          reply(stream, encodeErrorResp(`${requestName(request.type)} is not served yet: edgeplane accepts agent sessions but does not bind endpoints yet`));
+          await serveRequest(request, stream, info, session, ctx);
         })
         .catch(fail);
     },
   });
 }
 
-function requestName(type: AgentRequest['type']): string {
-  return type === StreamType.bind ? 'Bind' : type === StreamType.unbind ? 'Unbind' : type === StreamType.startTunnelWithLabel ? 'StartTunnelWithLabel' : 'Auth';
+/** A Bind, Unbind or StartTunnelWithLabel of an authenticated session, answered on its stream. */
+async function serveRequest(request: AgentRequest, stream: MuxadoStream, info: AgentSessionInfo, session: Session, ctx: ServeContext): Promise<void> {
+  const { registry, log } = ctx;
+  if (request.type === StreamType.unbind) {
+    // The agent may send it more than once: each is answered as done.
+    const held = registry.tunnel(request.message.id);
+    if (held?.live.sessionId === info.id) registry.removeTunnel(held.live.id);
+    reply(stream, encodeUnbindResp());
+    return;
+  }
+  if (request.type !== StreamType.bind && request.type !== StreamType.startTunnelWithLabel) return;
+  const placeOptions = {
+    store: ctx.store,
+    settings: ctx.binds,
+    session: { id: info.id, accountId: info.accountId, credentialId: info.credentialId },
+    tcpPortFree: (port: number) => ctx.tcp.isFree(port),
+    counts: { session: registry.tunnelsOf(info.id).length, account: registry.tunnelCount(info.accountId) },
+  };
+  try {
+    const placement = request.type === StreamType.bind ? await placeBind(request.message, placeOptions) : await placeLabeled(request.message, placeOptions);
+    if (session.closed || registry.infoOf(info.id) !== info) return;
+    await hold(placement, info, session, ctx);
+    if (request.type === StreamType.bind) answerBind(request.message, placement, stream);
+    else answerLabeled(request.message, placement, stream);
+    log.info(
+      { session_id: info.id, account_id: info.accountId, tunnel_id: placement.live.id, url: placement.live.endpoint?.publicUrl, labels: placement.live.labels },
+      'agent tunnel started',
+    );
+  } catch (err) {
+    if (!(err instanceof BindRefused)) throw err;
+    log.info({ session_id: info.id, account_id: info.accountId, code: err.errorCode, reason: err.message }, 'agent bind refused');
+    reply(stream, encodeErrorResp(err.message, err.errorCode));
+  }
+}
+
+/** Records a placed tunnel in the registry (and opens its TCP port); BindRefused when its route is taken. */
+async function hold(placement: Placement, info: AgentSessionInfo, session: Session, ctx: ServeContext): Promise<void> {
+  const { registry } = ctx;
+  // The same URL (or labels) twice in one session: its id would be the same; ngrok refuses it too.
+  if (registry.tunnel(placement.live.id))
+    throw new BindRefused(
+      `This session already has that tunnel online (${placement.live.endpoint?.publicUrl ?? 'the same labels'}).`,
+      BIND_ERRORS.alreadyOnline,
+    );
+  if (placement.route !== undefined) {
+    const taken = registry.conflict(placement.route, placement.pooling);
+    if (taken)
+      throw new BindRefused(
+        `The endpoint '${placement.live.endpoint?.publicUrl ?? placement.route}' is already online. Stop it first, or start both with pooling enabled.`,
+        BIND_ERRORS.alreadyOnline,
+      );
+  }
+  const target = proxyTarget(placement.live, { end: () => {}, open: () => session.open() });
+  let release: (() => void) | undefined;
+  if (placement.tcpPort !== undefined) {
+    try {
+      release = await ctx.tcp.listen(placement.tcpPort, target);
+    } catch (err) {
+      throw new BindRefused(`The address could not be listened on: ${(err as Error).message}`, BIND_ERRORS.unavailable);
+    }
+    if (session.closed || registry.infoOf(info.id) !== info) {
+      release();
+      throw new BindRefused('the session ended', BIND_ERRORS.unavailable);
+    }
+  }
+  registry.addTunnel({
+    live: placement.live,
+    target,
+    pooling: placement.pooling,
+    ...(placement.route !== undefined && { route: placement.route }),
+    ...(release && { release }),
+  });
+}
+
+function answerBind(bind: Bind, placement: Placement, stream: MuxadoStream): void {
+  const base = { id: placement.live.id, url: placement.live.endpoint!.publicUrl, extra: { token: placement.token } };
+  reply(
+    stream,
+    encodeBindResp(
+      bind.proto === 'tcp'
+        ? { ...base, proto: 'tcp', opts: bind.opts }
+        : bind.proto === 'tls'
+          ? { ...base, proto: 'tls', opts: bind.opts }
+          : { ...base, proto: bind.proto, opts: bind.opts },
+    ),
+  );
+}
+
+function answerLabeled(_request: StartTunnelWithLabel, placement: Placement, stream: MuxadoStream): void {
+  reply(stream, encodeStartTunnelWithLabelResp({ id: placement.live.id }));
+}
+
+/** Where public connections for a tunnel go: a new stream of its session, opened with the Proxy header. */
+function proxyTarget(live: LiveTunnel, handle: SessionHandle): TunnelTarget {
+  const proto = live.endpoint?.proto ?? 'https';
+  return {
+    tunnelId: live.id,
+    accountId: live.accountId,
+    proto,
+    connect(clientAddr) {
+      const stream = handle.open();
+      stream.write(encodeProxyStreamHeader({ id: live.id, clientAddr, proto, edgeType: '0', passthroughTls: proto === 'tls' }));
+      return stream;
+    },
+  };
 }
 
 /** Writes the reply JSON then FIN; what the agent still sends on the stream is drained. */
@@ -283,8 +415,9 @@ async function authenticate(
     metadata: auth.extra.metadata,
     ip,
     startedAt: new Date(),
+    unsupported: { restart: auth.extra.restartUnsupportedError, stop: auth.extra.stopUnsupportedError, update: auth.extra.updateUnsupportedError },
   };
-  registry.add(info, end);
+  registry.add(info, { end, open: () => session.open() });
   reply(stream, encodeAuthResp({ version, clientId: id, extra: { version, cookie: randomBase62(32) } }));
   log.info(
     { session_id: id, account_id: info.accountId, credential_id: info.credentialId, ip, os: info.os, agent_version: info.version, resumed },

@@ -1,8 +1,15 @@
 // The agent sessions live in this process: who they are (account, credential, what the agent said
-// of itself) and how to end them. In memory only: a session is a connection to this process.
+// of itself), how to reach and end them, and the tunnels they hold. In memory only: a session is a
+// connection to this process (the many-instance records are written from here, live-records.ts).
 // Recently ended sessions are remembered for a while, so that an agent that reconnects keeps its
 // session id (resumption); that memory is bounded.
+//
+// The tunnels are indexed by route (`https:app.example.com`, `tls:…`, `tcp:10001`): that index is
+// what the public listeners ask (IngressDirectory), and what a bind is checked against (a route is
+// one tunnel's, unless every tunnel on it asked for pooling: then connections take turns).
+import type { Duplex } from 'node:stream';
 import { newId } from '../core/ids.js';
+import type { EndpointProto, IngressDirectory, LiveSession, LiveState, LiveTunnel, TunnelTarget } from './live.js';
 
 export interface AgentSessionInfo {
   id: string;
@@ -16,11 +23,40 @@ export interface AgentSessionInfo {
   /** The agent's address as this process sees it. */
   ip: string;
   startedAt: Date;
+  /**
+   * Why the agent will not run a command, as it said at Auth: undefined or '' when it will
+   * (an agent too old to say is sent the command, and answers for itself).
+   */
+  unsupported?: { restart?: string; stop?: string; update?: string };
+}
+
+/** How the registry reaches a session's connection. */
+export interface SessionHandle {
+  end(reason: string): void;
+  /** A new server-opened stream; throws when the session has ended. */
+  open(): Duplex;
 }
 
 interface Live {
   info: AgentSessionInfo;
-  end: (reason: string) => void;
+  handle: SessionHandle;
+  tunnels: Set<string>;
+}
+
+/** A tunnel and what serves it: its record, where public connections for it go, its route. */
+export interface HeldTunnel {
+  live: LiveTunnel;
+  target: TunnelTarget;
+  /** The route key it serves (none for a labeled tunnel, which edges route to later). */
+  route?: string;
+  pooling: boolean;
+  /** Called once when the tunnel goes (unbound, or its session ended): a TCP listener closes. */
+  release?: () => void;
+}
+
+/** The route of an endpoint: `https:host`, `http:host`, `tls:host` or `tcp:port`. */
+export function routeKey(proto: EndpointProto, hostOrPort: string | number): string {
+  return `${proto}:${hostOrPort}`;
 }
 
 export interface RegistryOptions {
@@ -29,10 +65,19 @@ export interface RegistryOptions {
   /** Ended sessions remembered at most (default 10 000); the oldest are forgotten first. */
   maxRemembered?: number;
   now?: () => number;
+  /** Called after sessions or tunnels change (the many-instance records sync soon after). */
+  onChange?: () => void;
+  /** The region sessions are listed in. */
+  region?: string;
 }
 
-export class AgentSessionRegistry {
+export class AgentSessionRegistry implements IngressDirectory, LiveState {
   private readonly live = new Map<string, Live>();
+  private readonly held = new Map<string, HeldTunnel>();
+  /** Route key → the tunnels on it, in bind order, and whose turn is next. */
+  private readonly routes = new Map<string, { tunnels: HeldTunnel[]; next: number }>();
+  private onChange: () => void;
+  private readonly region: string;
   /** Ended sessions by id: their credential and when they ended, oldest first (Map order). */
   private readonly ended = new Map<string, { credentialId: string; endedAt: number }>();
   private readonly resumeWindowMs: number;
@@ -43,6 +88,8 @@ export class AgentSessionRegistry {
     this.resumeWindowMs = options.resumeWindowMs ?? 10 * 60_000;
     this.maxRemembered = options.maxRemembered ?? 10_000;
     this.now = options.now ?? Date.now;
+    this.onChange = options.onChange ?? (() => {});
+    this.region = options.region ?? 'us';
   }
 
   /**
@@ -63,22 +110,161 @@ export class AgentSessionRegistry {
    * Records a session. A live session with the same id (the agent reconnected before its old
    * connection was noticed dead) is ended first: one connection per session id.
    */
-  add(info: AgentSessionInfo, end: (reason: string) => void): void {
+  add(info: AgentSessionInfo, handle: SessionHandle): void {
     const previous = this.live.get(info.id);
     if (previous) {
-      this.live.delete(info.id);
-      previous.end('the agent resumed this session on a new connection');
+      this.dropSession(previous);
+      previous.handle.end('the agent resumed this session on a new connection');
     }
     this.ended.delete(info.id);
-    this.live.set(info.id, { info, end });
+    this.live.set(info.id, { info, handle, tunnels: new Set() });
+    this.onChange();
   }
 
   /** Forgets a session that ended (no-op when `info` was already replaced by a resumption). */
   remove(info: AgentSessionInfo): void {
-    if (this.live.get(info.id)?.info !== info) return;
-    this.live.delete(info.id);
+    const live = this.live.get(info.id);
+    if (live?.info !== info) return;
+    this.dropSession(live);
     this.ended.set(info.id, { credentialId: info.credentialId, endedAt: this.now() });
     while (this.ended.size > this.maxRemembered) this.ended.delete(this.ended.keys().next().value!);
+  }
+
+  /** Whom to tell of changes from now on (the many-instance records), in place of the constructor's. */
+  observe(onChange: () => void): void {
+    this.onChange = onChange;
+  }
+
+  /** A live session's handle. */
+  handleOf(sessionId: string): SessionHandle | undefined {
+    return this.live.get(sessionId)?.handle;
+  }
+
+  /** A live session's record. */
+  infoOf(sessionId: string): AgentSessionInfo | undefined {
+    return this.live.get(sessionId)?.info;
+  }
+
+  private dropSession(live: Live): void {
+    this.live.delete(live.info.id);
+    for (const id of [...live.tunnels]) this.removeTunnel(id);
+    this.onChange();
+  }
+
+  // ---- Tunnels ----
+
+  /**
+   * The tunnel on this route that a new bind would collide with: undefined when the route is free,
+   * or when both the bind and every tunnel on it ask for pooling.
+   */
+  conflict(route: string, pooling: boolean): HeldTunnel | undefined {
+    const on = this.routes.get(route)?.tunnels ?? [];
+    return on.find((t) => !(pooling && t.pooling));
+  }
+
+  /** Records a tunnel of a live session; false when the session is gone. The caller checked `conflict`. */
+  addTunnel(tunnel: HeldTunnel): boolean {
+    const live = this.live.get(tunnel.live.sessionId);
+    if (!live) return false;
+    if (this.held.has(tunnel.live.id)) this.removeTunnel(tunnel.live.id);
+    this.held.set(tunnel.live.id, tunnel);
+    live.tunnels.add(tunnel.live.id);
+    if (tunnel.route !== undefined) {
+      const on = this.routes.get(tunnel.route) ?? { tunnels: [], next: 0 };
+      on.tunnels.push(tunnel);
+      this.routes.set(tunnel.route, on);
+    }
+    this.onChange();
+    return true;
+  }
+
+  /** Removes a tunnel (unbound, or its session ended); false when it was not held. */
+  removeTunnel(id: string): boolean {
+    const tunnel = this.held.get(id);
+    if (!tunnel) return false;
+    this.held.delete(id);
+    this.live.get(tunnel.live.sessionId)?.tunnels.delete(id);
+    if (tunnel.route !== undefined) {
+      const on = this.routes.get(tunnel.route);
+      if (on) {
+        on.tunnels = on.tunnels.filter((t) => t !== tunnel);
+        if (on.tunnels.length === 0) this.routes.delete(tunnel.route);
+      }
+    }
+    tunnel.release?.();
+    this.onChange();
+    return true;
+  }
+
+  tunnel(id: string): HeldTunnel | undefined {
+    return this.held.get(id);
+  }
+
+  /** Tunnels of one session. */
+  tunnelsOf(sessionId: string): HeldTunnel[] {
+    return [...(this.live.get(sessionId)?.tunnels ?? [])].map((id) => this.held.get(id)!);
+  }
+
+  /** Tunnels of an account. */
+  tunnelCount(accountId: string): number {
+    let n = 0;
+    for (const t of this.held.values()) if (t.live.accountId === accountId) n++;
+    return n;
+  }
+
+  private pick(route: string): TunnelTarget | undefined {
+    const on = this.routes.get(route);
+    if (!on || on.tunnels.length === 0) return undefined;
+    const tunnel = on.tunnels[on.next % on.tunnels.length]!;
+    on.next = (on.next + 1) % on.tunnels.length;
+    return tunnel.target;
+  }
+
+  /** The exact name first, then the wildcard endpoints that cover it, nearest first. */
+  private pickName(proto: EndpointProto, host: string): TunnelTarget | undefined {
+    const exact = this.pick(routeKey(proto, host));
+    if (exact) return exact;
+    const labels = host.split('.');
+    for (let i = 1; i < labels.length - 1; i++) {
+      const found = this.pick(routeKey(proto, `*.${labels.slice(i).join('.')}`));
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  // ---- IngressDirectory ----
+
+  http(host: string, scheme: 'http' | 'https'): TunnelTarget | undefined {
+    return this.pickName(scheme, host);
+  }
+
+  tls(serverName: string): TunnelTarget | undefined {
+    return this.pickName('tls', serverName);
+  }
+
+  tcp(port: number): TunnelTarget | undefined {
+    return this.pick(routeKey('tcp', port));
+  }
+
+  // ---- LiveState ----
+
+  sessions(): LiveSession[] {
+    return [...this.live.values()].map(({ info }) => ({
+      id: info.id,
+      accountId: info.accountId,
+      credentialId: info.credentialId,
+      os: info.os,
+      agentVersion: info.version,
+      metadata: info.metadata,
+      ip: info.ip,
+      region: this.region,
+      transport: 'ngrok/tls',
+      startedAt: info.startedAt,
+    }));
+  }
+
+  tunnels(): LiveTunnel[] {
+    return [...this.held.values()].map((t) => t.live);
   }
 
   list(accountId: string): AgentSessionInfo[] {
@@ -104,8 +290,8 @@ export class AgentSessionRegistry {
   endForCredential(credentialId: string, reason: string): number {
     const ending = [...this.live.values()].filter((s) => s.info.credentialId === credentialId);
     for (const s of ending) {
-      this.live.delete(s.info.id);
-      s.end(reason);
+      this.dropSession(s);
+      s.handle.end(reason);
     }
     for (const [id, e] of this.ended) if (e.credentialId === credentialId) this.ended.delete(id);
     return ending.length;
@@ -117,12 +303,12 @@ export class AgentSessionRegistry {
   /** Ends one session; the agent may resume it. False when it is not live here. */
   end(sessionId: string, reason: string): boolean {
     const live = this.live.get(sessionId);
-    live?.end(reason);
+    live?.handle.end(reason);
     return live !== undefined;
   }
 
   /** Ends every session (shutdown). */
   endAll(reason: string): void {
-    for (const s of [...this.live.values()]) s.end(reason);
+    for (const s of [...this.live.values()]) s.handle.end(reason);
   }
 }

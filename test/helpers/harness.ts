@@ -16,7 +16,9 @@ import { createDeps, type Deps } from '../../src/deps.js';
 import { migrate, openStore, type Store } from '../../src/db/store.js';
 import type { Role } from '../../src/db/schema.js';
 import { ensureLocalTls } from '../../src/tls.js';
-import { startAgentListener, type AgentListener, type AgentListenerTuning } from '../../src/tunnels/agent-listener.js';
+import type { AgentListenerTuning } from '../../src/tunnels/agent-listener.js';
+import { sessionCommands } from '../../src/tunnels/commands.js';
+import { startDataPlane, type DataPlane } from '../../src/tunnels/data-plane.js';
 import { AgentSessionRegistry } from '../../src/tunnels/registry.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
@@ -203,11 +205,16 @@ export interface HarnessOptions {
   rateLimit?: Partial<Config['rateLimit']>;
   /** Turns the agent listener on (127.0.0.1, port 0, the local CA's certificate), with these timeouts and bounds. */
   agents?: AgentListenerTuning;
+  /** The lease of the live agent records (default 30 s). */
+  leaseMs?: number;
 }
 
 /** The agent listener of a harness: where agents dial, the CA to trust, the live sessions. */
 export interface HarnessAgents {
   port: number;
+  /** The public HTTPS (and TLS) and HTTP listeners' ports on 127.0.0.1. */
+  httpsPort: number;
+  httpPort: number;
   caPem: string;
   registry: AgentSessionRegistry;
 }
@@ -254,25 +261,43 @@ async function serveApp(store: Store, database: Config['database'], options: Har
   });
   const logger = pino({ level: options.logLevel ?? process.env.EDGEPLANE_TEST_LOG_LEVEL ?? 'info' }, sink);
   const registry = new AgentSessionRegistry();
-  const deps = createDeps({ config, logger, store, masterKey }, { credentialDeleted: registry.credentialDeleted });
+  const deps = createDeps({ config, logger, store, masterKey }, { credentialDeleted: registry.credentialDeleted, sessionCommands: sessionCommands(registry) });
   const app = await buildApp(deps);
   await app.listen({ host, port: 0 });
   const address = app.server.address() as { port: number };
   config.baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
-  let agents: { listener: AgentListener; info: HarnessAgents; tlsDir: string } | undefined;
+  let agents: { listener: DataPlane; info: HarnessAgents; tlsDir: string } | undefined;
   if (options.agents) {
     const tlsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'edgeplane-agents-'));
     const tls = await ensureLocalTls(tlsDir, ['127.0.0.1']);
-    const listener = await startAgentListener({
-      ...options.agents,
-      host: '127.0.0.1',
-      port: 0,
-      tls,
+    const listener = await startDataPlane({
       store,
-      log: logger.child({ component: 'agents' }),
+      log: logger,
       registry,
+      domains: config.domains,
+      masterKey,
+      sealer: deps.sealer,
+      commands: deps.sessionCommands,
+      agents: { host: '127.0.0.1', port: 0, tls, tuning: options.agents },
+      ingress: {
+        https: { host: '127.0.0.1', port: 0 },
+        http: { host: '127.0.0.1', port: 0 },
+        tcpHost: '127.0.0.1',
+        certificates: { dataDir: tlsDir, defaultCertificate: { cert: tls.cert, key: tls.key } },
+      },
+      ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }),
     });
-    agents = { listener, tlsDir, info: { port: listener.address.port, caPem: fs.readFileSync(tls.caFile, 'utf8'), registry } };
+    agents = {
+      listener,
+      tlsDir,
+      info: {
+        port: listener.agentAddress.port,
+        httpsPort: listener.httpsAddress!.port,
+        httpPort: listener.httpAddress!.port,
+        caPem: fs.readFileSync(tls.caFile, 'utf8'),
+        registry,
+      },
+    };
   }
   return { app, deps, config, agents };
 }

@@ -22,8 +22,7 @@ describe('config', () => {
     assert.deepEqual(files.tls, { mode: 'files', cert: '/x/c.pem', key: '/x/k.pem' });
   });
 
-  it('leaves the agent listener off by default, and reads it with optional TLS files', () => {
-    assert.equal(loadConfig({}, '/x').agentListen, undefined);
+  it('turns the agent listener off with off, and reads it with optional TLS files', () => {
     assert.equal(loadConfig({ agentListen: 'OFF' }, '/x').agentListen, undefined);
     assert.deepEqual(loadConfig({ agentListen: '0.0.0.0:0' }, '/x').agentListen, { host: '0.0.0.0', port: 0 });
     assert.deepEqual(
@@ -43,7 +42,7 @@ describe('config', () => {
         return true;
       },
     );
-    assert.throws(() => loadConfig({ agentTlsCert: 'a.pem', agentTlsKey: 'a.key' }, '/x'), /need EDGEPLANE_AGENT_LISTEN/);
+    assert.throws(() => loadConfig({ agentListen: 'off', agentTlsCert: 'a.pem', agentTlsKey: 'a.key' }, '/x'), /need the agent listener/);
   });
 
   it('lets flags override the environment', () => {

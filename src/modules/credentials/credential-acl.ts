@@ -80,3 +80,43 @@ export function readAcl(rules: readonly string[]): string[] {
   if (rules.length > MAX_ACL_RULES) throw errors.tooManyAclRules({ count: rules.length, max: MAX_ACL_RULES });
   return rules.map((rule, index) => readAclRule(rule, index));
 }
+
+/** Whether the ACL (stored form) lets an agent bind anything at all: empty, `*` or `bind:*`. */
+function allowsEverything(acl: readonly string[]): boolean {
+  return acl.length === 0 || acl.includes('*') || acl.includes(`${BIND}*`);
+}
+
+/**
+ * Whether an agent holding this ACL may bind `name` (lower case, A-labels; `*.example.com` for a
+ * wildcard endpoint). `bind:app.example.com` allows that name; `bind:*.example.com` allows the
+ * names under example.com at any depth and `*.example.com` itself, not `example.com`.
+ */
+export function aclAllowsName(acl: readonly string[], name: string): boolean {
+  if (allowsEverything(acl)) return true;
+  for (const rule of acl) {
+    if (!rule.startsWith(BIND)) continue;
+    const target = rule.slice(BIND.length);
+    if (target.includes('=')) continue;
+    if (target === name) return true;
+    if (target.startsWith('*.') && name.endsWith(target.slice(1))) return true;
+  }
+  return false;
+}
+
+/** Whether this ACL allows an address (`host:port`): no rule names one, so only an ACL that allows everything. */
+export function aclAllowsAddress(acl: readonly string[]): boolean {
+  return allowsEverything(acl);
+}
+
+/** Whether an agent holding this ACL may start a tunnel with these labels: each label must match a label rule. */
+export function aclAllowsLabels(acl: readonly string[], labels: Readonly<Record<string, string>>): boolean {
+  if (allowsEverything(acl)) return true;
+  const rules = acl
+    .filter((r) => r.startsWith(BIND) && r.includes('='))
+    .map((r) => {
+      const target = r.slice(BIND.length);
+      const equals = target.indexOf('=');
+      return { key: target.slice(0, equals), value: target.slice(equals + 1) };
+    });
+  return Object.entries(labels).every(([key, value]) => rules.some((r) => (r.key === '*' || r.key === key) && (r.value === '*' || r.value === value)));
+}

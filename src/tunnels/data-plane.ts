@@ -1,0 +1,110 @@
+// The data plane of one process, started in one place for `edgeplane serve` and the tests alike:
+// the public listeners (HTTP, HTTPS and TLS by name, TCP by port), then the agent listener whose
+// binds they serve, and the many-instance records of what this process holds. The registry is
+// made by the caller, before the API, because deleting a credential through the API ends its
+// sessions and the API's commands reach sessions through it.
+import { createHmac } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { DomainSettings } from '../config.js';
+import type { Store } from '../db/store.js';
+import { createIngressCertificates, type IngressCertificatesOptions } from '../ingress/certificates.js';
+import { startIngress, type IngressTuning } from '../ingress/ingress.js';
+import type { Sealer } from '../lib/crypto/sealer.js';
+import { startAgentListener, type AgentListenerTuning } from './agent-listener.js';
+import type { BindSettings } from './binds.js';
+import { LiveRecords } from './live-records.js';
+import type { SessionCommands } from './live.js';
+import type { AgentSessionRegistry } from './registry.js';
+import { TcpIngress } from './tcp-ingress.js';
+
+export interface DataPlaneOptions {
+  store: Store;
+  log: Logger;
+  registry: AgentSessionRegistry;
+  domains: DomainSettings;
+  /** Tunnel tokens are signed with a key derived from it, the same on every instance. */
+  masterKey: Buffer;
+  agents: { host: string; port: number; tls: { cert: string; key: string }; tuning?: AgentListenerTuning };
+  /** The public HTTPS (and TLS) and HTTP listeners; each off when absent. */
+  ingress: {
+    https?: { host: string; port: number };
+    http?: { host: string; port: number };
+    /** Where TCP endpoints listen (default 127.0.0.1). */
+    tcpHost?: string;
+    certificates: Pick<IngressCertificatesOptions, 'dataDir' | 'defaultCertificate' | 'ttlMs'>;
+    tuning?: IngressTuning;
+  };
+  sealer: Sealer;
+  /** Sends the API's commands to this process's sessions (the queued ones of other instances too). */
+  commands: SessionCommands;
+  /** The lease of this instance's rows of sessions and tunnels (default 30 s). */
+  leaseMs?: number;
+  limits?: { maxTunnelsPerSession?: number; maxTunnelsPerAccount?: number };
+}
+
+export interface DataPlane {
+  agentAddress: AddressInfo;
+  httpsAddress?: AddressInfo;
+  httpAddress?: AddressInfo;
+  close(): Promise<void>;
+}
+
+export async function startDataPlane(options: DataPlaneOptions): Promise<DataPlane> {
+  const { registry, log, ingress } = options;
+  const records = new LiveRecords({
+    store: options.store,
+    state: registry,
+    commands: options.commands,
+    log: log.child({ component: 'live-records' }),
+    ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }),
+  });
+  const listeners =
+    ingress.https || ingress.http
+      ? await startIngress({
+          ...(ingress.https && { https: ingress.https }),
+          ...(ingress.http && { http: ingress.http }),
+          directory: registry,
+          certificates: createIngressCertificates({ ...ingress.certificates, store: options.store, sealer: options.sealer, domains: options.domains, log }),
+          log: log.child({ component: 'ingress' }),
+          ...(ingress.tuning && { tuning: ingress.tuning }),
+        })
+      : undefined;
+  const tcp = new TcpIngress({ host: ingress.tcpHost ?? '127.0.0.1', log: log.child({ component: 'tcp-endpoints' }) });
+  const binds: BindSettings = {
+    domains: options.domains,
+    ...(listeners?.httpsAddress && { httpsPort: listeners.httpsAddress.port }),
+    ...(listeners?.httpAddress && { httpPort: listeners.httpAddress.port }),
+    bindKey: createHmac('sha256', options.masterKey).update('edgeplane tunnel tokens').digest(),
+    maxTunnelsPerSession: options.limits?.maxTunnelsPerSession ?? 100,
+    maxTunnelsPerAccount: options.limits?.maxTunnelsPerAccount ?? 1000,
+  };
+  let agents;
+  try {
+    agents = await startAgentListener({
+      ...options.agents.tuning,
+      host: options.agents.host,
+      port: options.agents.port,
+      tls: options.agents.tls,
+      store: options.store,
+      log: log.child({ component: 'agents' }),
+      registry,
+      binds,
+      tcp,
+    });
+  } catch (err) {
+    await listeners?.close();
+    throw err;
+  }
+  registry.observe(() => records.changed());
+  records.start();
+  return {
+    agentAddress: agents.address,
+    ...(listeners?.httpsAddress && { httpsAddress: listeners.httpsAddress }),
+    ...(listeners?.httpAddress && { httpAddress: listeners.httpAddress }),
+    async close() {
+      await Promise.all([agents.close(), listeners?.close()]);
+      await records.close();
+    },
+  };
+}
