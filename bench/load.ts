@@ -24,6 +24,8 @@ export interface LoadResult {
   non2xx: number;
   /** Connection, read and write errors and timeouts. */
   errors: number;
+  /** Bytes received per second (response heads and bodies), when the tool reports it. */
+  bytesPerSec?: number;
 }
 
 export interface LoadTool {
@@ -52,7 +54,8 @@ export function killLoadChildren(): void {
   live.clear();
 }
 
-function onPath(command: string): string | undefined {
+/** The command's path when it is an executable file on PATH. */
+export function onPath(command: string): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
     if (!dir) continue;
     const candidate = path.join(dir, command);
@@ -102,6 +105,8 @@ function luaString(value: string): string {
 }
 
 const LATENCY_UNITS_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+/** wrk prints Transfer/sec in binary units: KB is 1024 bytes. */
+const TRANSFER_UNITS: Record<string, number> = { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4 };
 
 /** Parses wrk's text report (run with --latency). Exported for the parser's own check. */
 export function parseWrk(output: string): LoadResult {
@@ -110,11 +115,13 @@ export function parseWrk(output: string): LoadResult {
   const p99 = /^\s+99(?:\.0+)?%\s+([\d.]+)(us|ms|s|m|h)\s*$/m.exec(output);
   const non2xx = /Non-2xx or 3xx responses:\s+(\d+)/.exec(output);
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(output);
+  const transfer = /^Transfer\/sec:\s+([\d.]+)([KMGT]?)B\s*$/m.exec(output);
   return {
     rate: Number(rate[1]),
     p99Ms: p99 ? Number(p99[1]) * LATENCY_UNITS_MS[p99[2]!]! : undefined,
     non2xx: non2xx ? Number(non2xx[1]) : 0,
     errors: socket ? socket.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0,
+    ...(transfer && { bytesPerSec: Number(transfer[1]) * TRANSFER_UNITS[transfer[2]!]! }),
   };
 }
 
@@ -174,6 +181,7 @@ interface AutocannonJson {
   non2xx: number;
   errors: number;
   timeouts: number;
+  throughput?: { average: number };
 }
 
 function autocannonTool(connections: number): LoadTool {
@@ -186,7 +194,13 @@ function autocannonTool(connections: number): LoadTool {
     args.push(target.url);
     const out = await runChild(process.execPath, args, seconds * 1000 + CHILD_GRACE_MS);
     const json = JSON.parse(out.slice(out.indexOf('{'))) as AutocannonJson;
-    return { rate: json.requests.average, p99Ms: json.latency.p99, non2xx: json.non2xx, errors: json.errors + json.timeouts };
+    return {
+      rate: json.requests.average,
+      p99Ms: json.latency.p99,
+      non2xx: json.non2xx,
+      errors: json.errors + json.timeouts,
+      ...(json.throughput && { bytesPerSec: json.throughput.average }),
+    };
   };
   return {
     name: 'autocannon',
@@ -201,6 +215,7 @@ function autocannonTool(connections: number): LoadTool {
         p99Ms: results.every((r) => r.p99Ms !== undefined) ? Math.max(...results.map((r) => r.p99Ms!)) : undefined,
         non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
         errors: results.reduce((sum, r) => sum + r.errors, 0),
+        ...(results.every((r) => r.bytesPerSec !== undefined) && { bytesPerSec: results.reduce((sum, r) => sum + r.bytesPerSec!, 0) }),
       };
     },
     dispose() {

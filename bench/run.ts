@@ -8,6 +8,7 @@ import { newId } from '../src/core/ids.js';
 import { signCertificate } from '../src/lib/ssh/certificate.js';
 import { authorizedKeysLine, toSshPublicKey } from '../src/lib/ssh/keys.js';
 import { startHarness, type Api, type Harness } from '../test/helpers/harness.js';
+import { benchAgents, type AgentBenchRun } from './agents.js';
 import { startBareServer, type BareServer } from './bare-server.js';
 import { chooseLoadTool, killLoadChildren, wrkVersion, type LoadResult, type LoadTarget, type LoadTool } from './load.js';
 
@@ -35,11 +36,20 @@ function intFromEnv(name: string, fallback: number, min: number): number {
   return value;
 }
 
+function readOnly(): Settings['only'] {
+  const raw = (process.env.BENCH_ONLY ?? '').trim().toLowerCase();
+  if (raw === '') return undefined;
+  if (raw !== 'api' && raw !== 'agents') throw new Error(`BENCH_ONLY must be api or agents; got '${raw}'`);
+  return raw;
+}
+
 interface Settings {
   seconds: number;
   connections: number;
   bigRows: number;
   postgresUrl: string | undefined;
+  /** Which part to run: the API scenarios (a–f), the agent data path (g, h), or both. */
+  only: 'api' | 'agents' | undefined;
 }
 
 function readSettings(): Settings {
@@ -52,6 +62,7 @@ function readSettings(): Settings {
     connections: intFromEnv('BENCH_CONNECTIONS', 50, 1),
     bigRows: intFromEnv('BENCH_BIG_ROWS', 1_000_000, 0),
     postgresUrl: process.env.EDGEPLANE_TEST_DATABASE_URL || undefined,
+    only: readOnly(),
   };
 }
 
@@ -536,33 +547,44 @@ async function main(): Promise<void> {
   console.log(
     `machine: ${cores} cores, load average ${loadAverage.toFixed(2)} before the run${loadAverage > cores / 2 ? ' (the machine is busy: the numbers will be noisy)' : ''}`,
   );
-  console.log(`stores: sqlite${settings.postgresUrl ? `, postgres (${settings.postgresUrl.replace(/\/\/[^@/]*@/, '//…@')})` : ''}`);
-  if (!settings.postgresUrl) {
+  if (settings.only) console.log(`BENCH_ONLY=${settings.only}: only the ${settings.only === 'api' ? 'API scenarios (a–f)' : 'agent data path (g, h)'}`);
+  if (settings.only !== 'agents')
+    console.log(`stores: sqlite${settings.postgresUrl ? `, postgres (${settings.postgresUrl.replace(/\/\/[^@/]*@/, '//…@')})` : ''}`);
+  if (!settings.postgresUrl && settings.only !== 'agents') {
     console.log('  PostgreSQL skipped: set EDGEPLANE_TEST_DATABASE_URL (or BENCH_DATABASE_URL), e.g. postgres://postgres@127.0.0.1:5432/test, to run it too');
   }
-  console.log(
-    settings.bigRows > 0
-      ? `b2: ${formatInt(settings.bigRows)}-key account vs ${formatInt(SMALL_ROWS)}-key account (BENCH_BIG_ROWS)`
-      : 'b2: skipped (BENCH_BIG_ROWS=0)',
-  );
+  if (settings.only !== 'agents') {
+    console.log(
+      settings.bigRows > 0
+        ? `b2: ${formatInt(settings.bigRows)}-key account vs ${formatInt(SMALL_ROWS)}-key account (BENCH_BIG_ROWS)`
+        : 'b2: skipped (BENCH_BIG_ROWS=0)',
+    );
+  }
 
   const runs: StoreRun[] = [];
+  let agents: AgentBenchRun | undefined;
   let bare: BareServer | undefined;
   try {
-    bare = await startBareServer();
-    const kinds: StoreKind[] = settings.postgresUrl ? ['sqlite', 'postgres'] : ['sqlite'];
-    for (const kind of kinds) {
-      if (interrupted) break;
-      runs.push(await benchStore(kind, tool, bare, settings));
+    if (settings.only !== 'agents') {
+      bare = await startBareServer();
+      const kinds: StoreKind[] = settings.postgresUrl ? ['sqlite', 'postgres'] : ['sqlite'];
+      for (const kind of kinds) {
+        if (interrupted) break;
+        runs.push(await benchStore(kind, tool, bare, settings));
+      }
+      summary(settings, runs);
     }
-    summary(settings, runs);
+    if (settings.only !== 'api' && !interrupted) {
+      agents = await benchAgents({ tool, seconds: settings.seconds, warmupSeconds: WARMUP_SECONDS, checkInterrupted });
+      for (const failure of agents.failures) console.log(`agents: FAILED ${failure}`);
+    }
   } finally {
     tool.dispose();
     await bare?.close();
   }
   console.log(`total ${formatSeconds(performance.now() - started)}`);
   // Missed targets never fail the run; something that could not be measured at all does.
-  if (runs.some((r) => r.failures.length > 0) && !process.exitCode) process.exitCode = 1;
+  if ((runs.some((r) => r.failures.length > 0) || (agents?.failures.length ?? 0) > 0) && !process.exitCode) process.exitCode = 1;
 }
 
 main().catch((error: unknown) => {

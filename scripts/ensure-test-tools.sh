@@ -3,7 +3,8 @@
 # sshd), the ACME tests issue certificates from a real Pebble (pebble, pebble-challtestsrv), and
 # the benchmark's load generator is checked with a real wrk.
 # With --bench, run before `npm run bench`: the load generator wrk (without it the benchmark
-# falls back to autocannon, so a missing wrk is only a note).
+# falls back to autocannon) and OpenSSH's client and server for the agent rows' `ssh -R` baseline
+# (without them that row is skipped); so a missing tool is only a note.
 # Installs Debian's packages for whatever is missing, with one apt-get update and one install,
 # when this is a Debian machine we may change (root); otherwise says what to install.
 set -euo pipefail
@@ -12,8 +13,10 @@ has() { command -v "$1" >/dev/null 2>&1; }
 
 missing=()
 if [ "${1:-}" = --bench ]; then
-  purpose="the benchmark's load generator"
+  purpose="the benchmark's load generator and its ssh -R baseline"
   if ! has wrk; then missing+=(wrk); fi
+  if ! has ssh-keygen || ! has ssh; then missing+=(openssh-client); fi
+  if [ ! -x /usr/sbin/sshd ]; then missing+=(openssh-server); fi
 else
   purpose="the SSH certificate, ACME and benchmark tests"
   if ! has wrk; then missing+=(wrk); fi
@@ -32,7 +35,8 @@ if [ "$(id -u)" = 0 ] && has apt-get; then
   exit 0
 fi
 if [ "${1:-}" = --bench ]; then
-  echo "wrk is not installed (Debian's package wrk): the benchmark uses autocannon's CLI instead" >&2
+  echo "not installed: Debian's ${missing[*]}: without wrk the benchmark uses autocannon's CLI instead;" \
+    "without OpenSSH (openssh-client, openssh-server) the agent rows' ssh -R baseline is skipped" >&2
   exit 0
 fi
 echo "The tests need Debian's packages ${missing[*]}: OpenSSH (ssh-keygen, ssh, /usr/sbin/sshd) for the SSH tests" \

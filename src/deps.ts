@@ -12,7 +12,7 @@ import { AccountService } from './modules/accounts/account.service.js';
 import { ApiIpGuard } from './modules/ip-restrictions/api-ip-guard.js';
 import { buildResources, type Resources } from './modules/registry.js';
 import { noSessionsHere } from './modules/tunnel-sessions/tunnel-session.commands.js';
-import type { SessionCommands } from './tunnels/live.js';
+import type { SessionCommands } from './core/live-agents.js';
 
 export interface Deps {
   config: Config;

@@ -5,7 +5,7 @@
 import tls from 'node:tls';
 import type { Logger } from 'pino';
 import type { DomainSettings } from '../config.js';
-import { reservedDomainCertificates } from '../db/served-certificates.js';
+import { agentIngressCertificates, reservedDomainCertificates } from '../db/served-certificates.js';
 import type { Store } from '../db/store.js';
 import type { Sealer } from '../lib/crypto/sealer.js';
 import { isUnder } from '../lib/dns/names.js';
@@ -27,6 +27,11 @@ export interface IngressCertificatesOptions {
   dataDir: string;
   defaultCertificate: { cert: string; key: string };
   log: Logger;
+  /**
+   * Whose certificates: `endpoints` (public ingress: service domains, reserved domains) or
+   * `agents` (the agent listener: the agent ingress a name is under, e.g. `tunnel.us.<its domain>`).
+   */
+  serves?: 'endpoints' | 'agents';
   /** How long a name's context is kept (default 60 s). */
   ttlMs?: number;
   /** Names kept at most (default 10 000); the oldest go first. */
@@ -79,12 +84,19 @@ export function createIngressCertificates(options: IngressCertificatesOptions): 
     }
   }
 
-  async function reservedDomainContext(name: string): Promise<{ context: tls.SecureContext; keep: boolean }> {
-    const dot = name.indexOf('.');
-    const candidates = dot > 0 && name.indexOf('.', dot + 1) > 0 ? [name, `*.${name.slice(dot + 1)}`] : [name];
+  async function storedContext(name: string): Promise<{ context: tls.SecureContext; keep: boolean }> {
     let rows;
     try {
-      rows = await reservedDomainCertificates(store, candidates);
+      if (options.serves === 'agents') {
+        // The agent ingress whose domain the name is, or is under (the nearest first).
+        const labels = name.split('.');
+        const candidates = labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'));
+        rows = (await agentIngressCertificates(store, candidates)).sort((a, b) => b.domain.length - a.domain.length);
+      } else {
+        const dot = name.indexOf('.');
+        const candidates = dot > 0 && name.indexOf('.', dot + 1) > 0 ? [name, `*.${name.slice(dot + 1)}`] : [name];
+        rows = await reservedDomainCertificates(store, candidates);
+      }
     } catch (err) {
       // Not kept: the next handshake asks again once the store is back.
       log.warn({ err, server_name: name }, 'ingress: certificates could not be read from the store; serving the default');
@@ -99,7 +111,7 @@ export function createIngressCertificates(options: IngressCertificatesOptions): 
       // The message only: the error of a key that does not parse may quote it.
       log.error(
         { certificate_id: row.certificateId, err: (err as Error).message },
-        'ingress: a reserved domain certificate could not be used; serving the default',
+        'a stored certificate could not be used; serving the default',
       );
       return { context: defaultContext, keep: true };
     }
@@ -109,9 +121,10 @@ export function createIngressCertificates(options: IngressCertificatesOptions): 
     defaultCertificate: options.defaultCertificate,
     defaultContext,
     contextFor(serverName) {
+      if (options.serves === 'agents') return cached(`name:${serverName}`, () => storedContext(serverName));
       const base = domains.serviceDomains.find((d) => isUnder(serverName, d));
       if (base !== undefined) return cached(`service:${base}`, () => serviceDomainContext(base));
-      return cached(`name:${serverName}`, () => reservedDomainContext(serverName));
+      return cached(`name:${serverName}`, () => storedContext(serverName));
     },
   };
 }

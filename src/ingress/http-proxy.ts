@@ -9,7 +9,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import { pipeline, type Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import type { IngressDirectory, TunnelTarget } from '../tunnels/live.js';
+import type { IngressDirectory, TunnelTarget } from '../core/live-agents.js';
 import { INGRESS_ERRORS, rawErrorResponse, sendError, type IngressError } from './errors.js';
 
 export type Scheme = 'http' | 'https';

@@ -2,7 +2,7 @@
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import type { IngressDirectory } from '../tunnels/live.js';
+import type { IngressDirectory } from '../core/live-agents.js';
 import { createHttpProxy, type Scheme } from './http-proxy.js';
 
 export interface IngressTuning {

@@ -7,7 +7,7 @@ import type net from 'node:net';
 import { pipeline, type Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { ClientHelloReader } from '../lib/tls/client-hello.js';
-import type { IngressDirectory, TunnelTarget } from '../tunnels/live.js';
+import type { IngressDirectory, TunnelTarget } from '../core/live-agents.js';
 import type { IngressCertificates } from './certificates.js';
 import { clientAddress } from './http-proxy.js';
 import { serveProxy, serverOptions, type IngressTuning } from './http.js';

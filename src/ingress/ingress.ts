@@ -4,7 +4,7 @@ import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import type { IngressDirectory } from '../tunnels/live.js';
+import type { IngressDirectory } from '../core/live-agents.js';
 import type { IngressCertificates } from './certificates.js';
 import { createHttpListener, INGRESS_DEFAULTS, type IngressTuning } from './http.js';
 import { createHttpsListener } from './https.js';

@@ -28,7 +28,7 @@ import { acceptTyped, startHeartbeat } from '../lib/muxado/typed.js';
 import { authenticateAgentToken, looksLikeAgentToken, usableCredentialIds, type AgentCredential } from '../modules/credentials/credential.token.js';
 import { randomBase62 } from '../core/ids.js';
 import { BIND_ERRORS, BindRefused, placeBind, placeLabeled, type BindSettings, type Placement } from './binds.js';
-import type { LiveTunnel, TunnelTarget } from './live.js';
+import type { LiveTunnel, TunnelTarget } from '../core/live-agents.js';
 import type { AgentSessionInfo, AgentSessionRegistry, SessionHandle } from './registry.js';
 import type { TcpIngress } from './tcp-ingress.js';
 
@@ -72,6 +72,8 @@ export interface AgentListenerOptions extends AgentListenerTuning {
   host: string;
   port: number;
   tls: { cert: string; key: string };
+  /** The certificate for a TLS server name (an agent ingress's own); the default `tls` without it. */
+  certificateFor?: (serverName: string) => Promise<tls.SecureContext>;
   store: Store;
   log: Logger;
   registry: AgentSessionRegistry;
@@ -114,7 +116,21 @@ export async function startAgentListener(options: AgentListenerOptions): Promise
       unauthenticated.delete(raw);
       sockets.delete(raw);
     });
-    const socket = new tls.TLSSocket(raw, { isServer: true, secureContext });
+    // Small frames (a Bind reply, a proxied request) must not wait for the previous one's ACK.
+    raw.setNoDelay(true);
+    const certificateFor = options.certificateFor;
+    const socket = new tls.TLSSocket(raw, {
+      isServer: true,
+      secureContext,
+      ...(certificateFor && {
+        SNICallback: (name: string, done: (err: Error | null, context?: tls.SecureContext) => void) => {
+          certificateFor(name.toLowerCase()).then(
+            (context) => done(null, context),
+            () => done(null, secureContext),
+          );
+        },
+      }),
+    });
     let secured = false;
     socket.on('error', (err) => {
       if (!secured) log.debug({ err: err.message, ip }, 'agent TLS handshake failed');
@@ -399,7 +415,7 @@ async function authenticate(
     log.info({ ip }, 'agent refused: authtoken invalid');
     return refuse('The authtoken you specified is properly formed, but it is invalid (unknown or deleted).', AGENT_ERRORS.authtokenInvalid);
   }
-  const { id, resumed } = registry.sessionIdFor(credential.id, auth.clientId);
+  const { id, resumed } = registry.sessionIdFor(credential.id, auth.clientId, auth.extra.cookie);
   const others = registry.list(credential.accountId).filter((s) => s.id !== id).length;
   if (others >= tuning.maxSessionsPerAccount) {
     log.info({ account_id: credential.accountId, limit: tuning.maxSessionsPerAccount, ip }, 'agent refused: too many sessions');
@@ -415,10 +431,11 @@ async function authenticate(
     metadata: auth.extra.metadata,
     ip,
     startedAt: new Date(),
+    cookie: randomBase62(32),
     unsupported: { restart: auth.extra.restartUnsupportedError, stop: auth.extra.stopUnsupportedError, update: auth.extra.updateUnsupportedError },
   };
   registry.add(info, { end, open: () => session.open() });
-  reply(stream, encodeAuthResp({ version, clientId: id, extra: { version, cookie: randomBase62(32) } }));
+  reply(stream, encodeAuthResp({ version, clientId: id, extra: { version, cookie: info.cookie } }));
   log.info(
     { session_id: id, account_id: info.accountId, credential_id: info.credentialId, ip, os: info.os, agent_version: info.version, resumed },
     'agent session started',

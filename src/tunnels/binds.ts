@@ -12,7 +12,7 @@ import { read, type Store } from '../db/store.js';
 import type { Bind, StartTunnelWithLabel } from '../lib/agent-proto/messages.js';
 import { parseDomainName } from '../lib/dns/names.js';
 import { aclAllowsAddress, aclAllowsLabels, aclAllowsName } from '../modules/credentials/credential-acl.js';
-import type { EndpointProto, LiveTunnel } from './live.js';
+import type { EndpointProto, LiveTunnel } from '../core/live-agents.js';
 import { routeKey } from './registry.js';
 
 /** The codes a refused bind carries (ngrok's where it has one; docs/agent-protocol.md lists them). */

@@ -4,7 +4,7 @@
 import { AgentProtoError, JsonObjectReader } from '../lib/agent-proto/json.js';
 import { decodeCommandResp, encodeRestart, encodeStop, encodeUpdate, StreamType } from '../lib/agent-proto/messages.js';
 import { encodeStreamType } from '../lib/agent-proto/streams.js';
-import type { CommandOutcome, SessionCommand, SessionCommands } from './live.js';
+import type { CommandOutcome, SessionCommand, SessionCommands } from '../core/live-agents.js';
 import type { AgentSessionRegistry } from './registry.js';
 
 const COMMAND_TIMEOUT_MS = 10_000;

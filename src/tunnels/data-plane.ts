@@ -14,7 +14,7 @@ import type { Sealer } from '../lib/crypto/sealer.js';
 import { startAgentListener, type AgentListenerTuning } from './agent-listener.js';
 import type { BindSettings } from './binds.js';
 import { LiveRecords } from './live-records.js';
-import type { SessionCommands } from './live.js';
+import type { SessionCommands } from '../core/live-agents.js';
 import type { AgentSessionRegistry } from './registry.js';
 import { TcpIngress } from './tcp-ingress.js';
 
@@ -70,6 +70,15 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
           ...(ingress.tuning && { tuning: ingress.tuning }),
         })
       : undefined;
+  const agentCertificates = createIngressCertificates({
+    dataDir: ingress.certificates.dataDir,
+    defaultCertificate: options.agents.tls,
+    store: options.store,
+    sealer: options.sealer,
+    domains: options.domains,
+    log,
+    serves: 'agents',
+  });
   const tcp = new TcpIngress({ host: ingress.tcpHost ?? '127.0.0.1', log: log.child({ component: 'tcp-endpoints' }) });
   const binds: BindSettings = {
     domains: options.domains,
@@ -86,6 +95,8 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
       host: options.agents.host,
       port: options.agents.port,
       tls: options.agents.tls,
+      // An agent ingress's certificate for the names under its domain (`tunnel.us.<domain>`).
+      certificateFor: (name) => agentCertificates.contextFor(name),
       store: options.store,
       log: log.child({ component: 'agents' }),
       registry,

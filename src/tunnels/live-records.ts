@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { rfc3339, systemClock, type Clock } from '../core/time.js';
 import { removeInstance, syncLiveAgents, type SessionRecord, type SyncOutcome, type TunnelRecord } from '../db/live-agents.js';
 import type { Store } from '../db/store.js';
-import type { LiveSession, LiveState, LiveTunnel, SessionCommand, SessionCommands } from './live.js';
+import type { LiveSession, LiveState, LiveTunnel, SessionCommand, SessionCommands } from '../core/live-agents.js';
 
 /** This process's instance id: fresh and random per process, so that a restarted instance never takes over its old rows. */
 export const PROCESS_INSTANCE_ID = `inst_${randomBytes(12).toString('hex')}`;

@@ -7,9 +7,10 @@
 // The tunnels are indexed by route (`https:app.example.com`, `tls:…`, `tcp:10001`): that index is
 // what the public listeners ask (IngressDirectory), and what a bind is checked against (a route is
 // one tunnel's, unless every tunnel on it asked for pooling: then connections take turns).
+import { timingSafeEqual } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { newId } from '../core/ids.js';
-import type { EndpointProto, IngressDirectory, LiveSession, LiveState, LiveTunnel, TunnelTarget } from './live.js';
+import type { EndpointProto, IngressDirectory, LiveSession, LiveState, LiveTunnel, TunnelTarget } from '../core/live-agents.js';
 
 export interface AgentSessionInfo {
   id: string;
@@ -23,6 +24,8 @@ export interface AgentSessionInfo {
   /** The agent's address as this process sees it. */
   ip: string;
   startedAt: Date;
+  /** The opaque cookie of the Auth reply: the agent must present it to resume the session. */
+  cookie: string;
   /**
    * Why the agent will not run a command, as it said at Auth: undefined or '' when it will
    * (an agent too old to say is sent the command, and answers for itself).
@@ -54,6 +57,13 @@ export interface HeldTunnel {
   release?: () => void;
 }
 
+/** Cookies compared in constant time (they are secrets of the session's agent). */
+function sameCookie(expected: string, given: string): boolean {
+  const a = Buffer.from(expected);
+  const b = Buffer.from(given);
+  return a.length === b.length && a.length > 0 && timingSafeEqual(a, b);
+}
+
 /** The route of an endpoint: `https:host`, `http:host`, `tls:host` or `tcp:port`. */
 export function routeKey(proto: EndpointProto, hostOrPort: string | number): string {
   return `${proto}:${hostOrPort}`;
@@ -79,7 +89,7 @@ export class AgentSessionRegistry implements IngressDirectory, LiveState {
   private onChange: () => void;
   private readonly region: string;
   /** Ended sessions by id: their credential and when they ended, oldest first (Map order). */
-  private readonly ended = new Map<string, { credentialId: string; endedAt: number }>();
+  private readonly ended = new Map<string, { credentialId: string; cookie: string; endedAt: number }>();
   private readonly resumeWindowMs: number;
   private readonly maxRemembered: number;
   private readonly now: () => number;
@@ -94,14 +104,16 @@ export class AgentSessionRegistry implements IngressDirectory, LiveState {
 
   /**
    * The id a new session of this credential takes: the one the agent asks for when it names a
-   * live or recently ended session of the same credential, else a new one.
+   * live or recently ended session of the same credential and presents that session's cookie,
+   * else a new one.
    */
-  sessionIdFor(credentialId: string, requested: string): { id: string; resumed: boolean } {
+  sessionIdFor(credentialId: string, requested: string, cookie: string): { id: string; resumed: boolean } {
     if (requested !== '') {
-      const live = this.live.get(requested);
-      if (live?.info.credentialId === credentialId) return { id: requested, resumed: true };
+      const live = this.live.get(requested)?.info;
+      if (live?.credentialId === credentialId && sameCookie(live.cookie, cookie)) return { id: requested, resumed: true };
       const ended = this.ended.get(requested);
-      if (ended?.credentialId === credentialId && this.now() - ended.endedAt <= this.resumeWindowMs) return { id: requested, resumed: true };
+      if (ended?.credentialId === credentialId && sameCookie(ended.cookie, cookie) && this.now() - ended.endedAt <= this.resumeWindowMs)
+        return { id: requested, resumed: true };
     }
     return { id: newId('ts'), resumed: false };
   }
@@ -126,7 +138,7 @@ export class AgentSessionRegistry implements IngressDirectory, LiveState {
     const live = this.live.get(info.id);
     if (live?.info !== info) return;
     this.dropSession(live);
-    this.ended.set(info.id, { credentialId: info.credentialId, endedAt: this.now() });
+    this.ended.set(info.id, { credentialId: info.credentialId, cookie: info.cookie, endedAt: this.now() });
     while (this.ended.size > this.maxRemembered) this.ended.delete(this.ended.keys().next().value!);
   }
 

@@ -4,7 +4,7 @@
 import net from 'node:net';
 import type { Logger } from 'pino';
 import { joinStreams } from './join.js';
-import type { TunnelTarget } from './live.js';
+import type { TunnelTarget } from '../core/live-agents.js';
 
 export interface TcpIngressOptions {
   host: string;
@@ -30,7 +30,7 @@ export class TcpIngress {
     this.ports.set(port, undefined);
     const { log } = this.options;
     const sockets = new Set<net.Socket>();
-    const server = net.createServer({ allowHalfOpen: true }, (socket) => {
+    const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
       const clientAddr = `${socket.remoteAddress ?? ''}:${socket.remotePort ?? 0}`;
       socket.on('error', () => {});
       let stream;

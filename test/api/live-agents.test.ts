@@ -7,7 +7,7 @@ import { before, it } from 'node:test';
 import { pino } from 'pino';
 import { newId } from '../../src/core/ids.js';
 import { LiveRecords } from '../../src/tunnels/live-records.js';
-import type { SessionCommands } from '../../src/tunnels/live.js';
+import type { SessionCommands } from '../../src/core/live-agents.js';
 import { describeEachStore, freshStore, type Harness } from '../helpers/harness.js';
 import { boundTunnel, FakeLiveState, FakeSessionCommands, labeledTunnel, liveSession, silentLog } from '../helpers/live-agents.js';
 

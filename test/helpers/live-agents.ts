@@ -4,7 +4,7 @@
 import { pino, type Logger } from 'pino';
 import { newId } from '../../src/core/ids.js';
 import type { Store } from '../../src/db/store.js';
-import type { CommandOutcome, LiveSession, LiveState, LiveTunnel, SessionCommand, SessionCommands } from '../../src/tunnels/live.js';
+import type { CommandOutcome, LiveSession, LiveState, LiveTunnel, SessionCommand, SessionCommands } from '../../src/core/live-agents.js';
 import { LiveRecords } from '../../src/tunnels/live-records.js';
 
 export class FakeLiveState implements LiveState {

@@ -82,18 +82,26 @@ export interface Sshd {
   stop(): Promise<void>;
 }
 
-/** sshd on 127.0.0.1 that trusts user certificates of `trustedUserCa`, as root. */
-export async function startSshd(dir: string, options: { trustedUserCa: string; hostKeyFile: string; hostCertificate?: string }): Promise<Sshd> {
+/**
+ * sshd on 127.0.0.1, as root, that trusts user certificates of `trustedUserCa` and/or the public
+ * keys of `authorizedKeys` (lines as in authorized_keys); at least one of the two.
+ */
+export async function startSshd(
+  dir: string,
+  options: { trustedUserCa?: string; authorizedKeys?: string[]; hostKeyFile: string; hostCertificate?: string },
+): Promise<Sshd> {
+  if (options.trustedUserCa === undefined && !options.authorizedKeys?.length) throw new Error('startSshd: give trustedUserCa or authorizedKeys');
   fs.mkdirSync('/run/sshd', { recursive: true });
   const port = await freePort();
-  fs.writeFileSync(path.join(dir, 'trusted-ca.pub'), options.trustedUserCa + '\n');
+  if (options.trustedUserCa !== undefined) fs.writeFileSync(path.join(dir, 'trusted-ca.pub'), options.trustedUserCa + '\n');
+  if (options.authorizedKeys?.length) fs.writeFileSync(path.join(dir, 'authorized_keys'), options.authorizedKeys.join('\n') + '\n');
   const config = [
     `Port ${port}`,
     'ListenAddress 127.0.0.1',
     `HostKey ${options.hostKeyFile}`,
     ...(options.hostCertificate ? [`HostCertificate ${path.join(dir, 'host-cert.pub')}`] : []),
-    `TrustedUserCAKeys ${path.join(dir, 'trusted-ca.pub')}`,
-    'AuthorizedKeysFile none',
+    ...(options.trustedUserCa !== undefined ? [`TrustedUserCAKeys ${path.join(dir, 'trusted-ca.pub')}`] : []),
+    options.authorizedKeys?.length ? `AuthorizedKeysFile ${path.join(dir, 'authorized_keys')}` : 'AuthorizedKeysFile none',
     'PasswordAuthentication no',
     'KbdInteractiveAuthentication no',
     'PermitRootLogin prohibit-password',
@@ -171,4 +179,80 @@ export function sshLogin(
     'true',
   ]);
   return { status: res.status, stderr: res.stderr };
+}
+
+export interface ReverseForward {
+  /** The port sshd listens on (127.0.0.1) for the forward. */
+  port: number;
+  /** What ssh wrote on stderr so far. */
+  log(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * `ssh -N -R 0:127.0.0.1:<targetPort> root@127.0.0.1 -p <sshdPort>` with a key: sshd listens on a
+ * port it picks on its loopback and every connection to it is forwarded through the SSH connection
+ * to 127.0.0.1:targetPort on this side. Resolves once ssh reports the allocated port (within 10 s).
+ */
+export async function sshReverseForward(sshdPort: number, login: { keyFile: string; targetPort: number; user?: string }): Promise<ReverseForward> {
+  const child = spawn('ssh', [
+    '-F',
+    '/dev/null',
+    '-N',
+    '-i',
+    login.keyFile,
+    '-o',
+    'IdentitiesOnly=yes',
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    'ConnectTimeout=10',
+    '-o',
+    'ExitOnForwardFailure=yes',
+    '-o',
+    'StrictHostKeyChecking=no',
+    '-o',
+    'UserKnownHostsFile=/dev/null',
+    '-o',
+    'GlobalKnownHostsFile=/dev/null',
+    '-R',
+    `0:127.0.0.1:${login.targetPort}`,
+    '-p',
+    String(sshdPort),
+    `${login.user ?? 'root'}@127.0.0.1`,
+  ]);
+  let log = '';
+  child.stdout.on('data', (c) => (log += c));
+  child.stderr.on('data', (c) => (log += c));
+  const port = await new Promise<number>((resolve, reject) => {
+    const fail = (why: string) => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`${why}:\n${log.trim()}`));
+    };
+    const timer = setTimeout(() => fail('ssh -R did not report its forwarded port within 10 s'), 10_000);
+    const check = () => {
+      // ssh prints this (at its default LogLevel, INFO) when the server picked the port of `-R 0:…`.
+      const allocated = /Allocated port (\d+) for remote forward/.exec(log);
+      if (allocated) {
+        clearTimeout(timer);
+        resolve(Number(allocated[1]));
+      }
+    };
+    child.stdout.on('data', check);
+    child.stderr.on('data', check);
+    child.once('error', (error) => fail(`ssh could not run: ${error.message}`));
+    child.once('exit', (code, signal) => fail(`ssh exited with ${signal ?? `code ${code}`}`));
+  });
+  child.removeAllListeners('exit');
+  return {
+    port,
+    log: () => log,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
 }

@@ -17,7 +17,7 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { IngressCertificates } from '../../src/ingress/certificates.js';
 import { startIngress, type Ingress } from '../../src/ingress/ingress.js';
-import type { IngressDirectory, TunnelTarget } from '../../src/tunnels/live.js';
+import type { IngressDirectory, TunnelTarget } from '../../src/core/live-agents.js';
 import { ensureLocalTls, ensureServiceDomainTls } from '../../src/tls.js';
 import { makeChain } from '../helpers/certs.js';
 

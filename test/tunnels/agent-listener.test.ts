@@ -2,11 +2,13 @@
 // over TLS, authenticates with a credential's authtoken, and is listed; bad tokens, deleted
 // credentials, garbage and silent connections are dealt with one session at a time.
 import assert from 'node:assert/strict';
+import { randomBytes, X509Certificate } from 'node:crypto';
 import { once } from 'node:events';
 import net from 'node:net';
 import tls from 'node:tls';
 import { test } from 'node:test';
 import ngrok from '@ngrok/ngrok';
+import { selfSigned } from '../helpers/certs.js';
 import { describeEachStore, type Api, type Harness } from '../helpers/harness.js';
 
 async function credential(api: Api): Promise<{ id: string; token: string }> {
@@ -196,6 +198,33 @@ describeEachStore(
       } finally {
         await session.close();
       }
+    });
+
+    test("an agent ingress's certificate is served for the names under its domain, the default for others", async () => {
+      const api = await h().newAccount();
+      const domain = `connect-${randomBytes(4).toString('hex')}.example.com`;
+      const ingress = await api.post('/agent_ingresses', { domain });
+      assert.equal(ingress.status, 201, ingress.text);
+      const leaf = await selfSigned({ names: [`*.us.${domain}`, `tunnel.us.${domain}`] });
+      const uploaded = await api.post('/tls_certificates', { certificate_pem: leaf.certPem, private_key_pem: leaf.keyPem });
+      assert.equal(uploaded.status, 201, uploaded.text);
+      // What certificate automation does once the ingress's certificate is issued.
+      await h()
+        .deps.store.db.updateTable('agent_ingresses')
+        .set({ certificate_id: uploaded.json.id })
+        .where('id', '=', ingress.json.id)
+        .execute();
+      const presented = async (servername: string) => {
+        const socket = tls.connect({ host: '127.0.0.1', port: h().agents!.port, servername, rejectUnauthorized: false });
+        await once(socket, 'secureConnect');
+        const fingerprint = socket.getPeerX509Certificate()?.fingerprint256;
+        socket.destroy();
+        return fingerprint;
+      };
+      const own = new X509Certificate(leaf.certPem).fingerprint256;
+      assert.equal(await presented(`tunnel.us.${domain}`), own);
+      assert.notEqual(await presented('localhost'), own);
+      assert.notEqual(await presented(`tunnel.us.other-${domain}`), own);
     });
 
     test('past the connections waiting to authenticate, the next is closed at once', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { chooseVersion } from '../../src/tunnels/agent-listener.js';
-import type { LiveTunnel, TunnelTarget } from '../../src/tunnels/live.js';
+import type { LiveTunnel, TunnelTarget } from '../../src/core/live-agents.js';
 import { AgentSessionRegistry, routeKey, type AgentSessionInfo, type SessionHandle } from '../../src/tunnels/registry.js';
 
 function handle(end: (why: string) => void = () => {}): SessionHandle {
@@ -37,6 +37,7 @@ function info(id: string, accountId = 'acct_1', credentialId = 'cr_1'): AgentSes
     metadata: '',
     ip: '127.0.0.1',
     startedAt: new Date(0),
+    cookie: `cookie-of-${id}`,
   };
 }
 
@@ -59,16 +60,18 @@ describe('agent session registry', () => {
     const r = new AgentSessionRegistry({ resumeWindowMs: 60_000, now: () => now });
     const a = info('ts_a');
     r.add(a, handle());
-    assert.deepEqual(r.sessionIdFor('cr_1', 'ts_a'), { id: 'ts_a', resumed: true });
-    const other = r.sessionIdFor('cr_2', 'ts_a');
+    assert.deepEqual(r.sessionIdFor('cr_1', 'ts_a', 'cookie-of-ts_a'), { id: 'ts_a', resumed: true });
+    const other = r.sessionIdFor('cr_2', 'ts_a', 'cookie-of-ts_a');
     assert.equal(other.resumed, false);
     assert.notEqual(other.id, 'ts_a');
-    assert.equal(r.sessionIdFor('cr_1', '').resumed, false);
-    assert.equal(r.sessionIdFor('cr_1', 'ts_unknown').resumed, false);
+    assert.equal(r.sessionIdFor('cr_1', '', '').resumed, false);
+    assert.equal(r.sessionIdFor('cr_1', 'ts_a', 'another cookie').resumed, false, 'the id alone does not resume a session');
+    assert.equal(r.sessionIdFor('cr_1', 'ts_a', '').resumed, false);
+    assert.equal(r.sessionIdFor('cr_1', 'ts_unknown', 'cookie-of-ts_unknown').resumed, false);
     r.remove(a);
-    assert.deepEqual(r.sessionIdFor('cr_1', 'ts_a'), { id: 'ts_a', resumed: true });
+    assert.deepEqual(r.sessionIdFor('cr_1', 'ts_a', 'cookie-of-ts_a'), { id: 'ts_a', resumed: true });
     now += 60_001;
-    assert.equal(r.sessionIdFor('cr_1', 'ts_a').resumed, false);
+    assert.equal(r.sessionIdFor('cr_1', 'ts_a', 'cookie-of-ts_a').resumed, false);
   });
 
   it('ends the old connection when a session is resumed on a new one, and ignores its late removal', () => {
@@ -103,7 +106,7 @@ describe('agent session registry', () => {
     assert.equal(r.endForCredential('cr_1', 'deleted'), 1);
     assert.deepEqual(ended, ['deleted']);
     assert.equal(r.count('acct_1'), 1);
-    assert.equal(r.sessionIdFor('cr_1', 'ts_c').resumed, false);
+    assert.equal(r.sessionIdFor('cr_1', 'ts_c', 'cookie-of-ts_c').resumed, false);
   });
 
   it('remembers a bounded number of ended sessions, forgetting the oldest', () => {
@@ -113,8 +116,8 @@ describe('agent session registry', () => {
       r.add(s, handle());
       r.remove(s);
     }
-    assert.equal(r.sessionIdFor('cr_1', 'ts_1').resumed, false);
-    assert.equal(r.sessionIdFor('cr_1', 'ts_3').resumed, true);
+    assert.equal(r.sessionIdFor('cr_1', 'ts_1', 'cookie-of-ts_1').resumed, false);
+    assert.equal(r.sessionIdFor('cr_1', 'ts_3', 'cookie-of-ts_3').resumed, true);
   });
 });
 

@@ -16,7 +16,7 @@ import { recordAuditEvent } from '../../crud/audit.js';
 import { readOnlyMayOnlyRead } from '../../crud/resource.js';
 import { scopedRead, scopedTx } from '../../db/scoped.js';
 import { ForeignKeyViolation, type Store } from '../../db/store.js';
-import type { SessionCommand, SessionCommands } from '../../tunnels/live.js';
+import type { SessionCommand, SessionCommands } from '../../core/live-agents.js';
 import { TUNNEL_SESSION_PREFIX } from './tunnel-session.resource.js';
 import { TunnelSessionCommandBody, TunnelSessionUpdateBody } from './tunnel-session.schema.js';
 

@@ -1,0 +1,79 @@
+// The agent rows' upstream and agent, in a child process of the benchmark (forked with IPC), so
+// that neither shares an event loop, a garbage collector or a process with edgeplane: a bare
+// node:http server on loopback (GET /small, GET /large), the same handler behind node:https with
+// a self-signed ECDSA P-256 certificate (the key kind of edgeplane's own certificates), and, when
+// asked, an agent of ngrok's SDK (@ngrok/ngrok) that binds an HTTPS endpoint forwarding to the
+// plain HTTP server. The parent talks to it with the messages below; it exits when the parent
+// goes away.
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import ngrok from '@ngrok/ngrok';
+import { selfSigned } from '../test/helpers/certs.js';
+import { LARGE_BYTES, SMALL_BYTES, type FromUpstream, type ToUpstream } from './upstream-messages.js';
+
+const bodies: Record<string, Buffer> = {
+  '/small': Buffer.alloc(SMALL_BYTES, 'x'),
+  '/large': Buffer.alloc(LARGE_BYTES, 'y'),
+};
+
+function handler(req: http.IncomingMessage, res: http.ServerResponse): void {
+  req.resume();
+  const body = req.method === 'GET' ? bodies[req.url ?? ''] : undefined;
+  if (!body) {
+    res.writeHead(404, { 'Content-Type': 'text/plain', 'Content-Length': 9 });
+    res.end('not found');
+    return;
+  }
+  res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': body.length });
+  res.end(body);
+}
+
+function listen(server: http.Server | https.Server): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
+  });
+}
+
+const send = (message: FromUpstream) => process.send!(message);
+
+async function main(): Promise<void> {
+  if (!process.send) throw new Error('bench/upstream.ts runs as a forked child of the benchmark');
+  const cert = await selfSigned({ names: ['localhost'], ips: ['127.0.0.1'], keyKind: 'ecdsa' });
+  const plain = http.createServer({ keepAliveTimeout: 60_000 }, handler);
+  const secure = https.createServer({ cert: cert.certPem, key: cert.keyPem, keepAliveTimeout: 60_000 }, handler);
+  const httpPort = await listen(plain);
+  const httpsPort = await listen(secure);
+  let session: ngrok.Session | undefined;
+
+  process.on('message', (message: ToUpstream) => {
+    if (message.kind !== 'agent' || session) return;
+    void (async () => {
+      try {
+        session = await new ngrok.SessionBuilder().authtoken(message.token).serverAddr(message.serverAddr).caCert(Buffer.from(message.caPem)).connect();
+        const listener = await session.httpEndpoint().listenAndForward(`http://127.0.0.1:${httpPort}`);
+        const url = listener.url();
+        if (!url) throw new Error('the endpoint has no URL');
+        send({ kind: 'bound', url });
+      } catch (error) {
+        send({ kind: 'failed', error: error instanceof Error ? error.message : String(error) });
+      }
+    })();
+  });
+  process.on('disconnect', () => {
+    void session?.close().catch(() => {});
+    plain.closeAllConnections();
+    secure.closeAllConnections();
+    plain.close();
+    secure.close();
+    // The SDK's runtime may keep the process alive; the parent is gone, so nothing is lost.
+    setTimeout(() => process.exit(0), 1_000).unref();
+  });
+  send({ kind: 'ready', httpPort, httpsPort });
+}
+
+main().catch((error: unknown) => {
+  console.error('bench upstream failed:', error);
+  process.exit(1);
+});

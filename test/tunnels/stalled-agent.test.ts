@@ -1,0 +1,98 @@
+// An agent that stops reading: a hand-driven agent (edgeplane's own muxado client over TLS, so the
+// test decides when it reads) authenticates, binds a TCP endpoint and then never reads again. A
+// public client pushing 256 MB into the endpoint is stopped by flow control after a bounded amount
+// (one stream window and the sockets' buffers), the server's memory does not follow, and the
+// server's own heartbeat drops the silent agent, closing the public connection.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import net from 'node:net';
+import { test } from 'node:test';
+import tls from 'node:tls';
+import { Session, type MuxadoStream } from '../../src/lib/muxado/session.js';
+import { acceptTyped, openTyped } from '../../src/lib/muxado/typed.js';
+import { describeEachStore } from '../helpers/harness.js';
+
+/** Writes one request on a new typed stream and reads the reply to its end (the server sends FIN). */
+async function rpc(session: Session, type: number, json: string): Promise<Record<string, unknown>> {
+  const stream: MuxadoStream = openTyped(session, type);
+  stream.write(json);
+  const chunks: Buffer[] = [];
+  stream.on('data', (c: Buffer) => chunks.push(c));
+  await once(stream, 'end');
+  return JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>;
+}
+
+const auth = (token: string) =>
+  JSON.stringify({
+    Version: ['3', '2'],
+    ClientId: '',
+    Extra: { OS: 'linux', Arch: 'x86_64', AuthToken: token, Version: '0.0.1', Metadata: '', Cookie: '', ClientType: 'stalled-test' },
+  });
+
+const TCP_BIND =
+  '{"Id":"","Proto":"tcp","ForwardsTo":"nowhere:1","ForwardsProto":"","Opts":{"Addr":"","ProxyProto":0,"IPRestriction":null,"TrafficPolicy":null},' +
+  '"Extra":{"Token":"","IPPolicyRef":"","Metadata":"","Bindings":[],"PoolingEnabled":false}}';
+
+describeEachStore(
+  'an agent that stops reading',
+  (h) => {
+    test('bounds what a public client can push at it, and is dropped by the heartbeat', async (t) => {
+      const api = await h().newAccount();
+      const created = await api.post('/credentials', {});
+      const socket = tls.connect({ host: '127.0.0.1', port: h().agents!.port, ca: h().agents!.caPem, servername: 'localhost' });
+      await once(socket, 'secureConnect');
+      socket.on('error', () => {});
+      const session = new Session(socket, { role: 'client' });
+      session.on('error', () => {});
+      let proxied = 0;
+      acceptTyped(session, { onStream: () => proxied++ }); // the server's heartbeat is echoed until the agent stalls
+      const authed = await rpc(session, 0, auth(created.json.token as string));
+      assert.match(String(authed.ClientId), /^ts_/, JSON.stringify(authed));
+      const bound = await rpc(session, 1, TCP_BIND);
+      const port = Number(new URL(String(bound.URL).replace(/^tcp:/, 'http:')).port);
+      assert.ok(port > 0, JSON.stringify(bound));
+
+      // From here the agent reads nothing more: its connection's bytes stay in the kernel.
+      socket.pause();
+      socket.removeAllListeners('data');
+
+      const client = net.connect({ host: '127.0.0.1', port });
+      await once(client, 'connect');
+      client.on('error', () => {}); // reset when the agent is dropped
+      const closed = new Promise((resolve) => client.once('close', resolve));
+      const rssBefore = process.memoryUsage().rss;
+      const chunk = Buffer.alloc(1024 * 1024, 7);
+      let offered = 0;
+      // Write until the socket refuses more and no drain comes for half a second: flow control holds.
+      const limit = 256 * 1024 * 1024;
+      while (offered < limit && !client.destroyed) {
+        let more = true;
+        while (more && offered < limit) {
+          more = client.write(chunk);
+          offered += chunk.length;
+        }
+        if (more) break;
+        const drained = await Promise.race([once(client, 'drain').then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 500))]);
+        if (!drained) break;
+      }
+      // What left this process toward the server (bytesWritten counts what is still queued here too).
+      const accepted = client.bytesWritten - client.writableLength;
+      const grown = process.memoryUsage().rss - rssBefore;
+      t.diagnostic(`offered ${offered >> 20} MB, accepted ${(accepted / 1048576).toFixed(1)} MB, rss +${(grown / 1048576).toFixed(0)} MB`);
+      assert.ok(accepted < 32 * 1024 * 1024, `the server took ${(accepted / 1024 / 1024).toFixed(1)} MB from the client before pushing back`);
+      assert.ok(offered > accepted, 'the client was stopped before it had written everything');
+      assert.ok(grown < 128 * 1024 * 1024, `memory grew by ${(grown / 1024 / 1024).toFixed(0)} MB`);
+      assert.equal(proxied, 0, 'the stalled agent never even read the proxy stream');
+
+      // The agent echoes no heartbeat now: the server drops it (3 × 1 s here) and the public connection with it.
+      await closed;
+      await new Promise<void>((resolve) => {
+        const check = () => (h().agents!.registry.count(api.info.accountId) === 0 ? resolve() : setTimeout(check, 50));
+        check();
+      });
+      assert.ok(h().logs.some((l) => l.msg === 'agent session ended' && l.account_id === api.info.accountId));
+      socket.destroy();
+    });
+  },
+  { agents: { heartbeatIntervalMs: 1_000, heartbeatMisses: 3 } },
+);
