@@ -477,6 +477,16 @@ export interface AgentSessionCommandsTable {
   created_at: string;
 }
 
+/** A public route held by a tunnel, across instances (src/db/route-claims.ts). */
+export interface AgentRouteClaimsTable {
+  route: string;
+  tunnel_id: string;
+  instance_id: string;
+  /** 1 when the bind asked for pooling. */
+  pooling: number;
+  lease_expires_at: string;
+}
+
 /** The endpoint of a live bound tunnel (the view `live_endpoints` over agent_tunnels). */
 export interface LiveEndpointsView {
   id: string;
@@ -535,6 +545,7 @@ export interface Database {
   agent_sessions: AgentSessionsTable;
   agent_tunnels: AgentTunnelsTable;
   agent_session_commands: AgentSessionCommandsTable;
+  agent_route_claims: AgentRouteClaimsTable;
   /** Views (migration 0020): the rows above whose lease has not run out. */
   live_tunnel_sessions: AgentSessionsTable;
   live_tunnels: AgentTunnelsTable;

@@ -109,10 +109,7 @@ export function createIngressCertificates(options: IngressCertificatesOptions): 
       return { context: tls.createSecureContext({ cert: row.certificatePem, key }), keep: true };
     } catch (err) {
       // The message only: the error of a key that does not parse may quote it.
-      log.error(
-        { certificate_id: row.certificateId, err: (err as Error).message },
-        'a stored certificate could not be used; serving the default',
-      );
+      log.error({ certificate_id: row.certificateId, err: (err as Error).message }, 'a stored certificate could not be used; serving the default');
       return { context: defaultContext, keep: true };
     }
   }

@@ -30,6 +30,7 @@ import { randomBase62 } from '../core/ids.js';
 import { BIND_ERRORS, BindRefused, placeBind, placeLabeled, type BindSettings, type Placement } from './binds.js';
 import type { LiveTunnel, TunnelTarget } from '../core/live-agents.js';
 import type { AgentSessionInfo, AgentSessionRegistry, SessionHandle } from './registry.js';
+import type { RouteClaims } from './claims.js';
 import type { TcpIngress } from './tcp-ingress.js';
 
 /** ngrok's own codes, which the SDKs surface as the error's code (ngrok.com/docs/errors). */
@@ -79,6 +80,7 @@ export interface AgentListenerOptions extends AgentListenerTuning {
   registry: AgentSessionRegistry;
   binds: BindSettings;
   tcp: TcpIngress;
+  claims: RouteClaims;
 }
 
 export interface AgentListener {
@@ -145,6 +147,7 @@ export async function startAgentListener(options: AgentListenerOptions): Promise
         registry,
         binds: options.binds,
         tcp: options.tcp,
+        claims: options.claims,
         authenticated: () => unauthenticated.delete(raw),
       });
     });
@@ -195,6 +198,7 @@ interface ServeContext {
   registry: AgentSessionRegistry;
   binds: BindSettings;
   tcp: TcpIngress;
+  claims: RouteClaims;
   authenticated: () => void;
 }
 
@@ -318,25 +322,44 @@ async function hold(placement: Placement, info: AgentSessionInfo, session: Sessi
       );
   }
   const target = proxyTarget(placement.live, { end: () => {}, open: () => session.open() });
-  let release: (() => void) | undefined;
+  const { route } = placement;
+  // Across instances: the route is this tunnel's once its claim commits.
+  if (route !== undefined) {
+    let heldBy: string | undefined;
+    try {
+      heldBy = await ctx.claims.claim(route, placement.live.id, placement.pooling);
+    } catch {
+      throw new BindRefused('Whether the URL is free could not be checked right now (the store did not answer); try again.', BIND_ERRORS.unavailable);
+    }
+    if (heldBy !== undefined)
+      throw new BindRefused(
+        `The endpoint '${placement.live.endpoint?.publicUrl ?? route}' is already online. Stop it first, or start both with pooling enabled.`,
+        BIND_ERRORS.alreadyOnline,
+      );
+  }
+  const releaseClaim = () => {
+    if (route !== undefined) ctx.claims.release(route, placement.live.id);
+  };
+  const gone = () => session.closed || registry.infoOf(info.id) !== info;
+  let closePort: (() => void) | undefined;
   if (placement.tcpPort !== undefined) {
     try {
-      release = await ctx.tcp.listen(placement.tcpPort, target);
+      closePort = await ctx.tcp.listen(placement.tcpPort, target);
     } catch (err) {
+      releaseClaim();
       throw new BindRefused(`The address could not be listened on: ${(err as Error).message}`, BIND_ERRORS.unavailable);
     }
-    if (session.closed || registry.infoOf(info.id) !== info) {
-      release();
-      throw new BindRefused('the session ended', BIND_ERRORS.unavailable);
-    }
   }
-  registry.addTunnel({
-    live: placement.live,
-    target,
-    pooling: placement.pooling,
-    ...(placement.route !== undefined && { route: placement.route }),
-    ...(release && { release }),
-  });
+  const release = () => {
+    closePort?.();
+    releaseClaim();
+  };
+  // The session ended, or a concurrent bind of the same route got here first, while we waited.
+  if (gone() || (route !== undefined && registry.conflict(route, placement.pooling)) || registry.tunnel(placement.live.id)) {
+    release();
+    throw new BindRefused(gone() ? 'the session ended' : 'The endpoint is already online.', gone() ? BIND_ERRORS.unavailable : BIND_ERRORS.alreadyOnline);
+  }
+  registry.addTunnel({ live: placement.live, target, pooling: placement.pooling, release, ...(route !== undefined && { route }) });
 }
 
 function answerBind(bind: Bind, placement: Placement, stream: MuxadoStream): void {

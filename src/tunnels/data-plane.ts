@@ -13,6 +13,7 @@ import { startIngress, type IngressTuning } from '../ingress/ingress.js';
 import type { Sealer } from '../lib/crypto/sealer.js';
 import { startAgentListener, type AgentListenerTuning } from './agent-listener.js';
 import type { BindSettings } from './binds.js';
+import { RouteClaims } from './claims.js';
 import { LiveRecords } from './live-records.js';
 import type { SessionCommands } from '../core/live-agents.js';
 import type { AgentSessionRegistry } from './registry.js';
@@ -79,6 +80,13 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
     log,
     serves: 'agents',
   });
+  const claims = new RouteClaims({
+    store: options.store,
+    instanceId: records.instanceId,
+    log: log.child({ component: 'route-claims' }),
+    ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }),
+    liveTunnelIds: () => registry.tunnels().map((t) => t.id),
+  });
   const tcp = new TcpIngress({ host: ingress.tcpHost ?? '127.0.0.1', log: log.child({ component: 'tcp-endpoints' }) });
   const binds: BindSettings = {
     domains: options.domains,
@@ -102,6 +110,7 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
       registry,
       binds,
       tcp,
+      claims,
     });
   } catch (err) {
     await listeners?.close();
@@ -109,12 +118,14 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
   }
   registry.observe(() => records.changed());
   records.start();
+  claims.start();
   return {
     agentAddress: agents.address,
     ...(listeners?.httpsAddress && { httpsAddress: listeners.httpsAddress }),
     ...(listeners?.httpAddress && { httpAddress: listeners.httpAddress }),
     async close() {
       await Promise.all([agents.close(), listeners?.close()]);
+      await claims.stop();
       await records.close();
     },
   };

@@ -226,7 +226,7 @@ export interface Harness {
   /** Every log line the server wrote, parsed. */
   logs: Record<string, unknown>[];
   /** Another server process's worth of state (own caches, own connection) on the same store. */
-  secondInstance(): Promise<{ baseUrl: string; close(): Promise<void> }>;
+  secondInstance(options?: { agents?: boolean }): Promise<{ baseUrl: string; agents?: HarnessAgents; close(): Promise<void> }>;
   app: FastifyInstance;
   deps: Deps;
   baseUrl: string;
@@ -319,12 +319,16 @@ export async function startHarness(kind: StoreKind, options: HarnessOptions = {}
       const issued = await deps.accounts.createAccount({ name: `test-${randomBytes(4).toString('hex')}` });
       return new Api(config.baseUrl, issued.token, { accountId: issued.account_id, userId: issued.user_id, keyId: issued.api_key_id }, harness);
     },
-    async secondInstance() {
+    async secondInstance(more = {}) {
       const store = openStore(fresh.database, { schema: fresh.schema, timeouts: options.databaseTimeouts });
-      const second = await serveApp(store, fresh.database, { ...options, agents: undefined }, []);
+      // Its own data plane only when asked (with the first one's tuning): its own registry, listeners and records.
+      const second = await serveApp(store, fresh.database, { ...options, agents: more.agents ? (options.agents ?? {}) : undefined }, []);
       return {
         baseUrl: second.config.baseUrl,
+        ...(second.agents && { agents: second.agents.info }),
         async close() {
+          await second.agents?.listener.close();
+          if (second.agents) fs.rmSync(second.agents.tlsDir, { recursive: true, force: true });
           await second.app.close();
           await store.close();
         },

@@ -209,11 +209,7 @@ describeEachStore(
       const uploaded = await api.post('/tls_certificates', { certificate_pem: leaf.certPem, private_key_pem: leaf.keyPem });
       assert.equal(uploaded.status, 201, uploaded.text);
       // What certificate automation does once the ingress's certificate is issued.
-      await h()
-        .deps.store.db.updateTable('agent_ingresses')
-        .set({ certificate_id: uploaded.json.id })
-        .where('id', '=', ingress.json.id)
-        .execute();
+      await h().deps.store.db.updateTable('agent_ingresses').set({ certificate_id: uploaded.json.id }).where('id', '=', ingress.json.id).execute();
       const presented = async (servername: string) => {
         const socket = tls.connect({ host: '127.0.0.1', port: h().agents!.port, servername, rejectUnauthorized: false });
         await once(socket, 'secureConnect');

@@ -463,6 +463,47 @@ describeEachStore(
       }
     });
 
+    test('a URL online on one instance is refused on another, unless both pool; it is free again once unbound', async () => {
+      const api = await h().newAccount();
+      const name = `both-${randomBytes(4).toString('hex')}.edgeplane.app`;
+      assert.equal((await api.post('/reserved_domains', { domain: name })).status, 201);
+      const cred = await credential(api);
+      const second = await h().secondInstance({ agents: true });
+      const onSecond = (): Promise<ngrok.Session> =>
+        new ngrok.SessionBuilder().authtoken(cred.token).serverAddr(`127.0.0.1:${second.agents!.port}`).caCert(Buffer.from(second.agents!.caPem)).connect();
+      const [a, b] = await Promise.all([connect(h(), cred.token), onSecond()]);
+      try {
+        const first = await a.httpEndpoint().domain(name).listen(false);
+        await assert.rejects(b.httpEndpoint().domain(name).listen(false), (err: Error & { errorCode?: string }) => {
+          assert.equal(err.errorCode, 'ERR_NGROK_334', err.message);
+          return true;
+        });
+        await first.close();
+        // Unbound on the first instance: the second may bind it now (the claim is released at once).
+        let taken: ngrok.Listener | undefined;
+        for (let i = 0; i < 50 && !taken; i++) {
+          taken = await b
+            .httpEndpoint()
+            .domain(name)
+            .listen(false)
+            .catch(() => undefined);
+          if (!taken) await new Promise((r) => setTimeout(r, 20));
+        }
+        assert.ok(taken, 'the second instance bound the URL once the first let it go');
+        await taken.close();
+
+        const pooledName = `pool-${name}`;
+        assert.equal((await api.post('/reserved_domains', { domain: pooledName })).status, 201);
+        const p1 = await a.httpEndpoint().domain(pooledName).poolingEnabled(true).listen(false);
+        const p2 = await b.httpEndpoint().domain(pooledName).poolingEnabled(true).listen(false);
+        assert.equal(p1.url()?.replace(/:\d+$/, ''), p2.url()?.replace(/:\d+$/, ''));
+        await Promise.all([p1.close(), p2.close()]);
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+        await second.close();
+      }
+    });
+
     test('when the agent is gone its endpoint answers ERR_NGROK_3200 at once, and the agent takes it back when it reconnects', async () => {
       const api = await h().newAccount();
       const name = `back-${randomBytes(4).toString('hex')}.edgeplane.app`;

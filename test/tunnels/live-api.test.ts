@@ -8,10 +8,7 @@ import ngrok from '@ngrok/ngrok';
 import { describeEachStore, type Api, type Harness } from '../helpers/harness.js';
 
 function builder(h: Harness, token: string): ngrok.SessionBuilder {
-  return new ngrok.SessionBuilder()
-    .authtoken(token)
-    .serverAddr(`127.0.0.1:${h.agents!.port}`)
-    .caCert(Buffer.from(h.agents!.caPem));
+  return new ngrok.SessionBuilder().authtoken(token).serverAddr(`127.0.0.1:${h.agents!.port}`).caCert(Buffer.from(h.agents!.caPem));
 }
 
 /** Polls `read` until `check` holds (the records sync within a fraction of the test's short lease). */
@@ -119,7 +116,10 @@ describeEachStore(
           'both sessions to be listed',
         );
         const ids = (listed.json.tunnel_sessions as { id: string }[]).map((s) => s.id);
-        const handledId = h().agents!.registry.list(api.info.accountId).find((s) => s.unsupported?.restart === '')?.id ?? ids[0]!;
+        const handledId =
+          h()
+            .agents!.registry.list(api.info.accountId)
+            .find((s) => s.unsupported?.restart === '')?.id ?? ids[0]!;
         const bareId = ids.find((id) => id !== handledId)!;
 
         for (const command of ['restart', 'stop'] as const) {

@@ -1,5 +1,5 @@
-// Frozen: the live agents of every instance (src/tunnels/live-records.ts writes them), and the
-// commands the API queues for a session that another instance holds.
+// Frozen: the live agents of every instance (src/tunnels/live-records.ts writes them), the
+// commands the API queues for a session that another instance holds, and the routes bound.
 //
 // Each instance writes its own sessions and tunnels, naming itself (`instance_id`) and how long
 // the row holds without being written again (`lease_expires_at`, an instant as fixed-width text,
@@ -85,6 +85,22 @@ export function liveAgents(dialect: Dialect) {
       await db.schema.createIndex('agent_session_commands_account_id_id_idx').on('agent_session_commands').columns(['account_id', 'id']).execute();
       await db.schema.createIndex('agent_session_commands_session_id_idx').on('agent_session_commands').column('session_id').execute();
 
+      // Which tunnel holds each public route (`https:app.example.com`, `tcp:10001`) across
+      // instances: a bind claims its route in a transaction (locked per route on PostgreSQL), so
+      // two instances cannot both give one URL away; several claims share a route only when all
+      // asked for pooling. A claim holds for its lease and is renewed with its instance's rows.
+      await db.schema
+        .createTable('agent_route_claims')
+        .addColumn('route', 'text', (c) => c.notNull())
+        .addColumn('tunnel_id', id, (c) => c.notNull())
+        .addColumn('instance_id', 'text', (c) => c.notNull())
+        .addColumn('pooling', 'integer', (c) => c.notNull())
+        .addColumn('lease_expires_at', instant, (c) => c.notNull())
+        .addPrimaryKeyConstraint('agent_route_claims_pk', ['route', 'tunnel_id'])
+        .execute();
+      await db.schema.createIndex('agent_route_claims_instance_id_idx').on('agent_route_claims').column('instance_id').execute();
+      await db.schema.createIndex('agent_route_claims_lease_expires_at_idx').on('agent_route_claims').column('lease_expires_at').execute();
+
       await db.schema
         .createView('live_tunnel_sessions')
         .as(db.selectFrom('agent_sessions').selectAll().where('lease_expires_at', '>', now))
@@ -121,6 +137,7 @@ export function liveAgents(dialect: Dialect) {
       await db.schema.dropView('live_endpoints').execute();
       await db.schema.dropView('live_tunnels').execute();
       await db.schema.dropView('live_tunnel_sessions').execute();
+      await db.schema.dropTable('agent_route_claims').execute();
       await db.schema.dropTable('agent_session_commands').execute();
       await db.schema.dropTable('agent_tunnels').execute();
       await db.schema.dropTable('agent_sessions').execute();
