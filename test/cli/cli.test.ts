@@ -241,15 +241,20 @@ describe('edgeplane CLI', () => {
     }
   });
 
-  it('starts the agent listener on EDGEPLANE_AGENT_LISTEN with the local CA, and the real agent authenticates', async () => {
+  it('starts the data plane by default, next to the API, and the real agent binds an endpoint on the printed listener', async () => {
     const dataDir = tempDir();
     const lines: string[] = [];
-    const config = loadConfig({ dataDir, listen: '127.0.0.1:0', agentListen: '127.0.0.1:0', logLevel: 'silent' });
+    // The API on a free port: the agent and public listeners take free ports too.
+    const config = loadConfig({ dataDir, listen: '127.0.0.1:0', logLevel: 'silent' });
     const server = await startServer(config, { say: (line) => lines.push(line), terminal: true, logger: pino({ level: 'silent' }) });
     try {
       assert.ok(server.agents && server.agents.address.port > 0, lines.join('\n'));
+      const said = lines.join('\n');
+      assert.match(said, new RegExp(`agents dial in at 127\\.0\\.0\\.1:${server.agents.address.port} \\(TLS\\)`));
+      const httpsPort = Number(/public HTTPS and TLS endpoints on 127\.0\.0\.1:(\d+)/.exec(said)?.[1]);
+      assert.ok(httpsPort > 0 && /public HTTP endpoints on 127\.0\.0\.1:\d+/.test(said), said);
       const ca = fs.readFileSync(path.join(dataDir, 'tls', 'ca.crt'), 'utf8');
-      const token = /token: (\S+)/.exec(lines.join('\n'))![1]!;
+      const token = /token: (\S+)/.exec(said)![1]!;
       const created = await httpsRequest(`${server.url}/credentials`, ca, token, '{}');
       const credential = JSON.parse(created.body) as { token: string };
       const { default: ngrok } = await import('@ngrok/ngrok');
@@ -258,8 +263,12 @@ describe('edgeplane CLI', () => {
         .serverAddr(`127.0.0.1:${server.agents.address.port}`)
         .caCert(Buffer.from(ca))
         .connect();
-      await agent.close();
-      assert.ok(lines.some((l) => l.startsWith('agent listener on 127.0.0.1:')));
+      try {
+        const endpoint = await agent.httpEndpoint().listen(false);
+        assert.match(endpoint.url() ?? '', new RegExp(`^https://[a-z0-9]{16}\\.edgeplane\\.app:${httpsPort}$`));
+      } finally {
+        await agent.close();
+      }
     } finally {
       await server.close();
     }

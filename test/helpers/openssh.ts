@@ -161,12 +161,7 @@ export function sshLogin(
     login.keyFile,
     '-o',
     `CertificateFile=${certFile}`,
-    '-o',
-    'IdentitiesOnly=yes',
-    '-o',
-    'BatchMode=yes',
-    '-o',
-    'ConnectTimeout=10',
+    ...NON_INTERACTIVE,
     '-o',
     login.knownHosts === undefined ? 'StrictHostKeyChecking=no' : 'StrictHostKeyChecking=yes',
     '-o',
@@ -180,6 +175,9 @@ export function sshLogin(
   ]);
   return { status: res.status, stderr: res.stderr };
 }
+
+/** ssh never asks anything and gives up on a host that does not answer. */
+const NON_INTERACTIVE = ['-o', 'IdentitiesOnly=yes', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10'];
 
 export interface ReverseForward {
   /** The port sshd listens on (127.0.0.1) for the forward. */
@@ -201,12 +199,7 @@ export async function sshReverseForward(sshdPort: number, login: { keyFile: stri
     '-N',
     '-i',
     login.keyFile,
-    '-o',
-    'IdentitiesOnly=yes',
-    '-o',
-    'BatchMode=yes',
-    '-o',
-    'ConnectTimeout=10',
+    ...NON_INTERACTIVE,
     '-o',
     'ExitOnForwardFailure=yes',
     '-o',

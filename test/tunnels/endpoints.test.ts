@@ -59,6 +59,26 @@ async function roundTrip(port: number, payload: Buffer): Promise<string> {
   return Buffer.concat(chunks).toString();
 }
 
+/** A new account with a credential, an upstream and an agent connected with it; `done()` closes the agent and the upstream. */
+async function setUp<U extends { close(): Promise<void> }>(h: Harness, upstream: () => Promise<U>) {
+  const api = await h.newAccount();
+  const cred = await credential(api);
+  const up = await upstream();
+  const session = await connect(h, cred.token);
+  return {
+    api,
+    upstream: up,
+    session,
+    async done() {
+      await session.close();
+      await up.close();
+    },
+  };
+}
+
+/** The tunnels this process holds for an account. */
+const tunnelsOf = (h: Harness, accountId: string) => h.agents!.registry.tunnels().filter((t) => t.accountId === accountId);
+
 const portOf = (url: string) => Number(new URL(url.replace(/^tcp:/, 'http:')).port);
 
 /**
@@ -154,10 +174,7 @@ describeEachStore(
   'agent endpoints',
   (h) => {
     test('a TCP endpoint from the pool carries 3 MB each way through the agent to its upstream', async () => {
-      const api = await h().newAccount();
-      const cred = await credential(api);
-      const upstream = await digestUpstream();
-      const session = await connect(h(), cred.token);
+      const { api, upstream, session, done } = await setUp(h(), digestUpstream);
       try {
         const listener = await session.tcpEndpoint().metadata('db').listenAndForward(`tcp://127.0.0.1:${upstream.port}`);
         const url = listener.url()!;
@@ -166,9 +183,7 @@ describeEachStore(
         const answer = await roundTrip(portOf(url), payload);
         assert.equal(answer, `${payload.length} ${createHash('sha256').update(payload).digest('hex')}\n`);
 
-        const [held] = h()
-          .agents!.registry.tunnels()
-          .filter((t) => t.accountId === api.info.accountId);
+        const [held] = tunnelsOf(h(), api.info.accountId);
         assert.equal(held?.endpoint?.publicUrl, url);
         assert.equal(held?.metadata, 'db');
         assert.match(held!.id, /^tn_/);
@@ -178,23 +193,14 @@ describeEachStore(
         const refused = net.connect({ host: '127.0.0.1', port: portOf(url) });
         const [err] = (await once(refused, 'error')) as [NodeJS.ErrnoException];
         assert.equal(err.code, 'ECONNREFUSED', 'an unbound endpoint stops listening');
-        assert.equal(
-          h()
-            .agents!.registry.tunnels()
-            .filter((t) => t.accountId === api.info.accountId).length,
-          0,
-        );
+        assert.equal(tunnelsOf(h(), api.info.accountId).length, 0);
       } finally {
-        await session.close();
-        await upstream.close();
+        await done();
       }
     });
 
     test('many connections at once each reach the upstream on their own stream', async () => {
-      const api = await h().newAccount();
-      const cred = await credential(api);
-      const upstream = await digestUpstream();
-      const session = await connect(h(), cred.token);
+      const { upstream, session, done } = await setUp(h(), digestUpstream);
       try {
         const listener = await session.tcpEndpoint().listenAndForward(`tcp://127.0.0.1:${upstream.port}`);
         const port = portOf(listener.url()!);
@@ -203,8 +209,7 @@ describeEachStore(
         answers.forEach((a, i) => assert.equal(a, `${payloads[i]!.length} ${createHash('sha256').update(payloads[i]!).digest('hex')}\n`));
         assert.equal(upstream.connections(), 20);
       } finally {
-        await session.close();
-        await upstream.close();
+        await done();
       }
     });
 
@@ -221,9 +226,7 @@ describeEachStore(
       try {
         const listener = await session.tcpEndpoint().remoteAddr(mine.json.addr).listenAndForward(`tcp://127.0.0.1:${upstream.port}`);
         assert.equal(listener.url(), `tcp://${mine.json.addr}`);
-        const [held] = h()
-          .agents!.registry.tunnels()
-          .filter((t) => t.accountId === api.info.accountId);
+        const [held] = tunnelsOf(h(), api.info.accountId);
         assert.equal(held?.endpoint?.tcpAddrId, mine.json.id);
         assert.equal(await roundTrip(portOf(listener.url()!), Buffer.from('hi')), `2 ${createHash('sha256').update('hi').digest('hex')}\n`);
 
@@ -262,12 +265,7 @@ describeEachStore(
           assert.match(err.message, /ip_restriction/);
           return true;
         });
-        assert.equal(
-          h()
-            .agents!.registry.tunnels()
-            .filter((t) => t.accountId === api.info.accountId).length,
-          0,
-        );
+        assert.equal(tunnelsOf(h(), api.info.accountId).length, 0);
       } finally {
         await Promise.all([a.close(), b.close()]);
       }
@@ -279,9 +277,7 @@ describeEachStore(
       const session = await connect(h(), cred.token);
       try {
         const first = await session.labeledListener().label('env', 'prod').metadata('m').listen(false);
-        const [held] = h()
-          .agents!.registry.tunnels()
-          .filter((t) => t.accountId === api.info.accountId);
+        const [held] = tunnelsOf(h(), api.info.accountId);
         assert.deepEqual(held?.labels, { env: 'prod' });
         assert.equal(held?.endpoint, undefined);
         assert.equal(first.id(), held!.id);
@@ -300,10 +296,7 @@ describeEachStore(
     });
 
     test('an HTTPS endpoint on a fresh name carries a 3 MB upload and download, with the forwarding headers', async () => {
-      const api = await h().newAccount();
-      const cred = await credential(api);
-      const upstream = await httpUpstream();
-      const session = await connect(h(), cred.token);
+      const { api, upstream, session, done } = await setUp(h(), httpUpstream);
       try {
         const listener = await session.httpEndpoint().listenAndForward(`http://127.0.0.1:${upstream.port}`);
         const url = listener.url()!;
@@ -317,22 +310,16 @@ describeEachStore(
         assert.equal(downloaded.status, 200);
         assert.equal(downloaded.body.length, 3 * 1024 * 1024);
         assert.equal(sha256(downloaded.body), downloaded.headers['x-sha256']);
-        const [held] = h()
-          .agents!.registry.tunnels()
-          .filter((t) => t.accountId === api.info.accountId);
+        const [held] = tunnelsOf(h(), api.info.accountId);
         assert.equal(held?.endpoint?.proto, 'https');
         assert.equal(held?.endpoint?.domainId, undefined, 'a fresh name is no reserved domain');
       } finally {
-        await session.close();
-        await upstream.close();
+        await done();
       }
     });
 
     test('a WebSocket upgrade through an HTTPS endpoint echoes both ways', async () => {
-      const api = await h().newAccount();
-      const cred = await credential(api);
-      const upstream = await httpUpstream();
-      const session = await connect(h(), cred.token);
+      const { upstream, session, done } = await setUp(h(), httpUpstream);
       try {
         const listener = await session.httpEndpoint().listenAndForward(`http://127.0.0.1:${upstream.port}`);
         const host = new URL(listener.url()!).host;
@@ -364,8 +351,7 @@ describeEachStore(
         assert.ok(received.equals(frame), 'every byte after the upgrade comes back');
         socket.destroy();
       } finally {
-        await session.close();
-        await upstream.close();
+        await done();
       }
     });
 
@@ -383,9 +369,7 @@ describeEachStore(
       try {
         const listener = await mine.httpEndpoint().domain(name).listenAndForward(`http://127.0.0.1:${upstream.port}`);
         assert.equal(listener.url(), `https://${name}:${h().agents!.httpsPort}`);
-        const [held] = h()
-          .agents!.registry.tunnels()
-          .filter((t) => t.accountId === api.info.accountId);
+        const [held] = tunnelsOf(h(), api.info.accountId);
         assert.equal(held?.endpoint?.domainId, reserved.json.id);
         const answer = await request(h(), listener.url()!, { method: 'POST', body: Buffer.from('x') });
         assert.equal(JSON.parse(answer.body.toString()).sha256, sha256('x'));
@@ -412,10 +396,7 @@ describeEachStore(
     });
 
     test('a plain HTTP endpoint is served on the HTTP listener only', async () => {
-      const api = await h().newAccount();
-      const cred = await credential(api);
-      const upstream = await httpUpstream();
-      const session = await connect(h(), cred.token);
+      const { upstream, session, done } = await setUp(h(), httpUpstream);
       try {
         const listener = await session.httpEndpoint().scheme('HTTP').listenAndForward(`http://127.0.0.1:${upstream.port}`);
         const url = listener.url()!;
@@ -426,8 +407,7 @@ describeEachStore(
         assert.equal(overTls.status, 404);
         assert.equal(overTls.headers['ngrok-error-code'], 'ERR_NGROK_3200');
       } finally {
-        await session.close();
-        await upstream.close();
+        await done();
       }
     });
 
@@ -541,9 +521,7 @@ describeEachStore(
         assert.equal(answer.status, 200, 'the endpoint is back');
         const [again] = h().agents!.registry.list(api.info.accountId);
         assert.equal(again?.id, first!.id, 'the session was resumed');
-        const [held] = h()
-          .agents!.registry.tunnels()
-          .filter((t) => t.accountId === api.info.accountId);
+        const [held] = tunnelsOf(h(), api.info.accountId);
         assert.equal(held?.id, listener.id(), 'the agent rebound the same tunnel id');
       } finally {
         disconnects = 99;
