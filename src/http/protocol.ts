@@ -16,6 +16,11 @@ declare module 'fastify' {
     immutable?: readonly string[];
     /** The resource's human name, for messages. */
     title?: string;
+    /**
+     * The path's `:id` alone as the body is taken as no body: the official TypeScript client
+     * posts the bare id to the tunnel session commands (`restart(id)`, `stop(id)`).
+     */
+    bareIdBody?: boolean;
   }
   interface FastifyRequest {
     ctx: RequestContext;
@@ -154,6 +159,8 @@ export function registerProtocol(app: FastifyInstance, deps: ProtocolDeps): void
     try {
       parsed = JSON.parse(text);
     } catch (error) {
+      const params = request.params as { id?: string } | undefined;
+      if (request.routeOptions.config.bareIdBody && params?.id !== undefined && text.trim() === params.id) return done(null, undefined);
       return done(errors.malformedJson({ reason: (error as Error).message.slice(0, 200) }), undefined);
     }
     // What JSON allows and no field takes. Every one of them is written with a \\u escape or is

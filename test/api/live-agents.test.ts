@@ -211,9 +211,12 @@ describeEachStore('live agents: records and API', (h) => {
 
     const mismatch = await api.post(`/tunnel_sessions/${session.id}/restart`, { id: newId('ts') });
     assert.equal(mismatch.json.error_code, 'ERR_EP_255');
-    // What the official client's restart(id) sends: the bare id, which is not JSON.
+    // What the official client's restart(id) sends: the bare id, which is not JSON, is taken as no body;
+    // another id or other text is not.
     const bare = await api.request('POST', `/tunnel_sessions/${session.id}/restart`, { raw: session.id, headers: { 'Content-Type': 'application/json' } });
-    assert.equal(bare.json.error_code, 'ERR_EP_213');
+    assert.equal(bare.status, 204, bare.text);
+    const otherBare = await api.request('POST', `/tunnel_sessions/${session.id}/stop`, { raw: newId('ts'), headers: { 'Content-Type': 'application/json' } });
+    assert.equal(otherBare.json.error_code, 'ERR_EP_213');
     assert.equal((await api.post('/tunnel_sessions', {})).status, 405);
     assert.equal((await api.delete(`/endpoints/${newId('ep')}`)).status, 405);
     const unknownField = await api.post(`/tunnel_sessions/${session.id}/restart`, { force: true });

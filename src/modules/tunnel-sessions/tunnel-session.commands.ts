@@ -83,6 +83,7 @@ export function registerTunnelSessionCommands(fastify: FastifyInstance, deps: De
 
   for (const kind of ['restart', 'stop'] as const) {
     app.post(`/tunnel_sessions/:id/${kind}`, {
+      config: { bareIdBody: true },
       schema: {
         operationId: `tunnel_session.${kind}`,
         tags,
