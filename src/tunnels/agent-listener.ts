@@ -57,6 +57,8 @@ export interface AgentListenerTuning {
   maxSessionsPerAccount?: number;
   /** How often the live sessions' credentials are checked again (gone or made unusable: the sessions end). */
   credentialCheckMs?: number;
+  /** Requests (Bind, Unbind…) one session may have in flight at once. */
+  maxRequestsInFlight?: number;
 }
 
 export const AGENT_LISTENER_DEFAULTS: Required<AgentListenerTuning> = {
@@ -67,6 +69,7 @@ export const AGENT_LISTENER_DEFAULTS: Required<AgentListenerTuning> = {
   maxUnauthenticated: 256,
   maxSessionsPerAccount: 100,
   credentialCheckMs: 10_000,
+  maxRequestsInFlight: 16,
 };
 
 export interface AgentListenerOptions extends AgentListenerTuning {
@@ -213,6 +216,7 @@ function serveAgent(socket: tls.TLSSocket, ip: string, ctx: ServeContext): void 
   const session = new Session(socket, { role: 'server' });
   let info: AgentSessionInfo | undefined;
   let authStarted = false;
+  let inFlight = 0;
   /** Why edgeplane ended the session, when it did (a clean GOAWAY carries no reason to `close`). */
   let endedBecause: string | undefined;
 
@@ -242,6 +246,13 @@ function serveAgent(socket: tls.TLSSocket, ip: string, ctx: ServeContext): void 
   acceptTyped(session, {
     typeTimeoutMs: tuning.requestTimeoutMs,
     onStream(type, stream) {
+      // Requests a session may have in flight at once (each may read the store); more are answered at once.
+      if (inFlight >= tuning.maxRequestsInFlight) {
+        stream.on('error', () => {});
+        reply(stream, encodeErrorResp(`Too many requests at once: a session may have ${tuning.maxRequestsInFlight} in flight.`, BIND_ERRORS.tooManyRequests));
+        return;
+      }
+      inFlight++;
       readRequest(stream, type, tuning.requestTimeoutMs)
         .then(async (request) => {
           if (request.type === StreamType.auth) {
@@ -264,7 +275,8 @@ function serveAgent(socket: tls.TLSSocket, ip: string, ctx: ServeContext): void 
           }
           await serveRequest(request, stream, info, session, ctx);
         })
-        .catch(fail);
+        .catch(fail)
+        .finally(() => inFlight--);
     },
   });
 }

@@ -37,6 +37,8 @@ export const BIND_ERRORS = {
   tooManyTunnels: 'ERR_EP_AGENT_614',
   /** No public listener for this protocol, no free address, or the port could not be listened on. */
   unavailable: 'ERR_EP_AGENT_615',
+  /** More requests in flight at once than a session may have. */
+  tooManyRequests: 'ERR_EP_AGENT_616',
 } as const;
 
 export class BindRefused extends Error {

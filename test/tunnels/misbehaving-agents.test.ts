@@ -1,8 +1,9 @@
-// An agent that stops reading: a hand-driven agent (edgeplane's own muxado client over TLS, so the
+// Agents that misbehave. One that stops reading: a hand-driven agent (edgeplane's own muxado client over TLS, so the
 // test decides when it reads) authenticates, binds a TCP endpoint and then never reads again. A
 // public client pushing 256 MB into the endpoint is stopped by flow control after a bounded amount
 // (one stream window and the sockets' buffers), the server's memory does not follow, and the
-// server's own heartbeat drops the silent agent, closing the public connection.
+// server's own heartbeat drops the silent agent, closing the public connection. One that floods
+// requests: past its requests in flight, the next is answered at once.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import net from 'node:net';
@@ -34,7 +35,7 @@ const TCP_BIND =
   '"Extra":{"Token":"","IPPolicyRef":"","Metadata":"","Bindings":[],"PoolingEnabled":false}}';
 
 describeEachStore(
-  'an agent that stops reading',
+  'agents that misbehave',
   (h) => {
     test('bounds what a public client can push at it, and is dropped by the heartbeat', async (t) => {
       const api = await h().newAccount();
@@ -93,6 +94,37 @@ describeEachStore(
       assert.ok(h().logs.some((l) => l.msg === 'agent session ended' && l.account_id === api.info.accountId));
       socket.destroy();
     });
+
+    test('a session with its requests in flight has the next answered at once, and the others served', async () => {
+      const api = await h().newAccount();
+      const created = await api.post('/credentials', {});
+      const socket = tls.connect({ host: '127.0.0.1', port: h().agents!.port, ca: h().agents!.caPem, servername: 'localhost' });
+      await once(socket, 'secureConnect');
+      socket.on('error', () => {});
+      const session = new Session(socket, { role: 'client' });
+      session.on('error', () => {});
+      acceptTyped(session, { onStream: () => {} });
+      await rpc(session, 0, auth(created.json.token as string));
+      // Four binds begun and left unfinished (half their JSON): all the session may have in flight.
+      const pending = Array.from({ length: 4 }, () => {
+        const stream = openTyped(session, 1);
+        stream.write(TCP_BIND.slice(0, 40));
+        return stream;
+      });
+      const refused = await rpc(session, 1, TCP_BIND);
+      assert.match(String(refused.Error), /Too many requests at once[^]*ERR_EP_AGENT_616/);
+      // Finished, they are served.
+      const answers = pending.map(async (stream) => {
+        const chunks: Buffer[] = [];
+        stream.on('data', (c: Buffer) => chunks.push(c));
+        stream.write(TCP_BIND.slice(40));
+        await once(stream, 'end');
+        return JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>;
+      });
+      for (const answer of await Promise.all(answers)) assert.match(String(answer.URL), /^tcp:\/\//, JSON.stringify(answer));
+      session.goAway();
+      socket.destroy();
+    });
   },
-  { agents: { heartbeatIntervalMs: 1_000, heartbeatMisses: 3 } },
+  { agents: { heartbeatIntervalMs: 1_000, heartbeatMisses: 3, maxRequestsInFlight: 4 } },
 );
