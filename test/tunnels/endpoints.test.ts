@@ -395,14 +395,24 @@ describeEachStore(
       }
     });
 
-    test('a plain HTTP endpoint is served on the HTTP listener only', async () => {
+    test('a plain HTTP endpoint carries 3 MB each way and is served on the HTTP listener only', async () => {
       const { upstream, session, done } = await setUp(h(), httpUpstream);
       try {
         const listener = await session.httpEndpoint().scheme('HTTP').listenAndForward(`http://127.0.0.1:${upstream.port}`);
         const url = listener.url()!;
         assert.match(url, new RegExp(`^http://[a-z0-9]{16}\\.edgeplane\\.app:${h().agents!.httpPort}$`));
-        const answer = await request(h(), url, { method: 'POST', body: Buffer.from('plain') });
-        assert.equal(JSON.parse(answer.body.toString()).proto, 'http');
+        const upload = randomBytes(3 * 1024 * 1024);
+        const answer = await request(h(), url, { method: 'POST', body: upload });
+        assert.deepEqual(JSON.parse(answer.body.toString()), {
+          size: upload.length,
+          sha256: sha256(upload),
+          host: new URL(url).host,
+          forwardedFor: '127.0.0.1',
+          proto: 'http',
+        });
+        const downloaded = await request(h(), url, { path: `/bytes/${3 * 1024 * 1024}` });
+        assert.equal(downloaded.body.length, 3 * 1024 * 1024);
+        assert.equal(sha256(downloaded.body), downloaded.headers['x-sha256']);
         const overTls = await request(h(), url.replace(/^http:/, 'https:').replace(`:${h().agents!.httpPort}`, `:${h().agents!.httpsPort}`));
         assert.equal(overTls.status, 404);
         assert.equal(overTls.headers['ngrok-error-code'], 'ERR_NGROK_3200');
@@ -411,7 +421,7 @@ describeEachStore(
       }
     });
 
-    test('a TLS endpoint passes the client TLS through to the upstream, which presents its own certificate', async () => {
+    test('a TLS endpoint passes the client TLS through to the upstream, which presents its own certificate; 3 MB each way', async () => {
       const api = await h().newAccount();
       const name = `tls-${randomBytes(4).toString('hex')}.edgeplane.app`;
       assert.equal((await api.post('/reserved_domains', { domain: name })).status, 201);
@@ -420,7 +430,20 @@ describeEachStore(
       const issued = await selfSigned({ names: [name] });
       const cert = issued.certPem;
       const key = issued.keyPem;
-      const upstream = tls.createServer({ cert, key }, (socket) => socket.end(`hello from ${socket.servername}`));
+      // It reads a 4-byte length and that many bytes, then answers its name, their size and SHA-256,
+      // and 3 MB of its own with their SHA-256 first (no half-close needed: TLS through the agent
+      // is passed through as a whole connection).
+      const download = randomBytes(3 * 1024 * 1024);
+      const upstream = tls.createServer({ cert, key }, (socket) => {
+        let received = Buffer.alloc(0);
+        socket.on('data', (c: Buffer) => {
+          received = Buffer.concat([received, c]);
+          if (received.length < 4 || received.length < 4 + received.readUInt32BE(0)) return;
+          const body = received.subarray(4, 4 + received.readUInt32BE(0));
+          socket.write(`hello from ${socket.servername} ${body.length} ${sha256(body)} ${sha256(download)}\n`);
+          socket.end(download);
+        });
+      });
       upstream.listen(0, '127.0.0.1');
       await once(upstream, 'listening');
       const session = await connect(h(), cred.token);
@@ -435,8 +458,18 @@ describeEachStore(
         assert.equal(socket.getPeerX509Certificate()?.fingerprint256, new X509Certificate(cert).fingerprint256);
         const chunks: Buffer[] = [];
         socket.on('data', (c: Buffer) => chunks.push(c));
+        const upload = randomBytes(3 * 1024 * 1024);
+        const length = Buffer.alloc(4);
+        length.writeUInt32BE(upload.length);
+        socket.write(Buffer.concat([length, upload]));
         await once(socket, 'end');
-        assert.equal(Buffer.concat(chunks).toString(), `hello from ${name}`);
+        const all = Buffer.concat(chunks);
+        const newline = all.indexOf('\n');
+        const [hello, from, servedName, size, uploadHash, downloadHash] = all.subarray(0, newline).toString().split(' ');
+        assert.deepEqual([hello, from, servedName, Number(size), uploadHash], ['hello', 'from', name, upload.length, sha256(upload)]);
+        const received = all.subarray(newline + 1);
+        assert.equal(received.length, 3 * 1024 * 1024);
+        assert.equal(sha256(received), downloadHash);
       } finally {
         await session.close();
         upstream.close();
