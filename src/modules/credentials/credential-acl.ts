@@ -1,6 +1,6 @@
-// A credential's ACL: the rules that will limit what an agent presenting its token may bind.
+// A credential's ACL: the rules that limit what an agent presenting its token may bind.
 // Each rule is checked strictly here and stored in one form; unknown forms are refused, naming the
-// rule, rather than stored and ignored. See docs/api.md for what each rule will allow.
+// rule, rather than stored and ignored. See docs/api.md for what each rule allows.
 import { errors } from '../../core/errors.js';
 import { parseDomainName, type NameProblem } from '../../lib/dns/names.js';
 import { MAX_LABEL_KEY_BYTES, MAX_LABEL_VALUE_BYTES } from '../backends/backend.schema.js';
