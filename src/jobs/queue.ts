@@ -9,9 +9,10 @@ import type { ScopedDb } from '../db/scoped.js';
  * is one (due at the new time, no attempts, no lease). The replacement is a new row with a new
  * id, so a runner still working on the old one can neither complete nor fail it. Two enqueues
  * of one subject must not race (on PostgreSQL the second would meet the unique index): callers
- * write the subject's row in the same transaction, which locks it. Returns the job's id.
+ * write the subject's row in the same transaction, which locks it. `now` is the request's (the
+ * injected clock's) time, recorded as the job's creation. Returns the job's id.
  */
-export async function enqueueJob(db: ScopedDb, kind: string, subjectId: string, runAt: Date): Promise<string> {
+export async function enqueueJob(db: ScopedDb, kind: string, subjectId: string, runAt: Date, now: Date): Promise<string> {
   await db.delete('jobs', { kind, subject_id: subjectId });
   const id = newId('job');
   await db.insert('jobs', {
@@ -23,7 +24,7 @@ export async function enqueueJob(db: ScopedDb, kind: string, subjectId: string, 
     lease_owner: null,
     lease_until: null,
     last_error: null,
-    created_at: new Date().toISOString(),
+    created_at: now.toISOString(),
   });
   return id;
 }

@@ -201,7 +201,7 @@ describeEachStore('health and metrics', (h: () => Harness) => {
       });
       const scope = { accountId: api.info.accountId };
       await scopedTx(h().deps.store, scope, async (db) => {
-        for (const subject of ['rd_one', 'rd_two', 'rd_fails']) await enqueueJob(db, kind, subject, new Date());
+        for (const subject of ['rd_one', 'rd_two', 'rd_fails']) await enqueueJob(db, kind, subject, new Date(), new Date());
       });
       const runner = new JobRunner({ store: h().deps.store, jobs: [job], log: silent, onOutcome: h().app.metrics.observeJob });
       assert.equal(await runner.runOnce(), 3);

@@ -84,7 +84,7 @@ function rows(store: Store, kind: string): Promise<Job[]> {
 }
 
 function enqueue(store: Store, scope: Scope, kind: string, subjectId: string, runAt: Date): Promise<string> {
-  return scopedTx(store, scope, (db) => enqueueJob(db, kind, subjectId, runAt));
+  return scopedTx(store, scope, (db) => enqueueJob(db, kind, subjectId, runAt, new Date()));
 }
 
 /** A job kind that counts its runs per subject, then does what `then` does (default: nothing). */
@@ -117,13 +117,22 @@ for (const storeKind of storeKinds()) {
       await fresh?.dispose();
     });
 
+    it("records the caller's time (the injected clock's), not the machine's, as the job's creation", async () => {
+      const scope = await newAccount(store);
+      const kind = uniqueKind();
+      const then = new Date('2001-02-03T04:05:06.789Z');
+      await scopedTx(store, scope, (db) => enqueueJob(db, kind, 'rd_clock', new Date('2030-01-01T00:00:00Z'), then));
+      const [job] = await rows(store, kind);
+      assert.equal(job?.created_at, then.toISOString());
+    });
+
     it("enqueues in the caller's transaction: a rollback leaves no job, a commit one per kind and subject", async () => {
       const scope = await newAccount(store);
       const kind = uniqueKind();
       const other = uniqueKind();
       await assert.rejects(
         scopedTx(store, scope, async (db) => {
-          await enqueueJob(db, kind, 'rd_rolled_back', new Date());
+          await enqueueJob(db, kind, 'rd_rolled_back', new Date(), new Date());
           throw new Error('the change failed');
         }),
         /the change failed/,
@@ -268,7 +277,7 @@ for (const storeKind of storeKinds()) {
       const kind = uniqueKind();
       const subjects = Array.from({ length: 200 }, (_, i) => `rd_${String(i).padStart(3, '0')}`);
       await scopedTx(store, scope, async (db) => {
-        for (const subject of subjects) await enqueueJob(db, kind, subject, new Date());
+        for (const subject of subjects) await enqueueJob(db, kind, subject, new Date(), new Date());
       });
       const runs = new Map<string, number>();
       const byRunner = [0, 0];
@@ -435,7 +444,7 @@ for (const storeKind of storeKinds()) {
       const clock = manualClock();
       const rerunAt = new Date(clock.ms + 3_600_000);
       // Each write leaves a job of its own kind behind, a row the test can look for.
-      const mark = (label: string) => async (db: ScopedDb) => void (await enqueueJob(db, `${kind}_${label}`, 'rd_mark', new Date()));
+      const mark = (label: string) => async (db: ScopedDb) => void (await enqueueJob(db, `${kind}_${label}`, 'rd_mark', new Date(), new Date()));
       const definition = defineJob({
         kind,
         async run(job) {

@@ -143,7 +143,7 @@ export async function followCertificateChange(db: ScopedDb, ctx: RequestContext,
     return;
   }
   const startedNow = row.cert_job_started_at === rfc3339(ctx.now);
-  if (startedNow || row.cert_job_error_code !== null) await enqueueJob(db, CERTIFICATE_JOB, row.id, ctx.now);
+  if (startedNow || row.cert_job_error_code !== null) await enqueueJob(db, CERTIFICATE_JOB, row.id, ctx.now, ctx.now);
 }
 
 /** Deletes a certificate edgeplane issued (one the user uploaded stays theirs). */
