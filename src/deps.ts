@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import { Sealer } from './lib/crypto/sealer.js';
 import { systemClock, type Clock } from './core/time.js';
 import type { Store } from './db/store.js';
+import type { CrossAccountReader } from './db/cross-account.js';
 import type { JobDefinition } from './jobs/runner.js';
 import { createRequestLimiter, type RequestLimiter } from './http/rate-limit.js';
 import { certificateJobs, type AutomationTuning } from './modules/certificate-management/certificate-automation.js';
@@ -19,6 +20,11 @@ export interface Deps {
   sealer: Sealer;
   logger: Logger;
   store: Store;
+  /**
+   * The store's reader for the reads that look past one account: API key authentication, and the
+   * kinds whose names and addresses are unique across accounts. Everything else is scoped.
+   */
+  acrossAccounts: CrossAccountReader;
   clock: Clock;
   auth: KeyAuthenticator;
   ipGuard: ApiIpGuard;
@@ -38,19 +44,29 @@ export function createDeps(
 ): Deps {
   const clock = overrides.clock ?? systemClock;
   const now = () => clock.now().getTime();
-  const auth = new KeyAuthenticator(base.store, now);
+  const acrossAccounts: CrossAccountReader = base.store;
+  const auth = new KeyAuthenticator(acrossAccounts, now);
   const ipGuard = new ApiIpGuard(base.store, now);
   const sealer = new Sealer(base.masterKey);
   return {
     config: base.config,
     logger: base.logger,
     store: base.store,
+    acrossAccounts,
     sealer,
     clock,
     auth,
     ipGuard,
     accounts: new AccountService(base.store, clock),
-    resources: buildResources({ store: base.store, auth, ipGuard, sealer, domains: base.config.domains, credentialDeleted: overrides.credentialDeleted }),
+    resources: buildResources({
+      store: base.store,
+      acrossAccounts,
+      auth,
+      ipGuard,
+      sealer,
+      domains: base.config.domains,
+      credentialDeleted: overrides.credentialDeleted,
+    }),
     rateLimiter: createRequestLimiter(base.config.rateLimit, base.logger),
     jobs: certificateJobs({ config: base.config, store: base.store, sealer, clock }, overrides.certificates),
     // Without the data plane's, every session is another instance's: commands are queued for it.

@@ -79,13 +79,56 @@ const ErrorBodyRef = Type.Unsafe<Static<typeof ErrorBody>>({ $ref: 'ErrorBody#' 
 
 export const EmptyBody = Type.Null({ description: 'no body' });
 
-export const ERROR_STATUSES = [400, 401, 403, 404, 405, 409, 413, 415, 429, 500, 503] as const;
+export const ERROR_STATUSES = [400, 401, 403, 404, 405, 408, 409, 413, 415, 429, 500, 503] as const;
 export type ErrorStatus = (typeof ERROR_STATUSES)[number];
 
-/** The error responses every authenticated operation may give, plus the ones named. */
-export function errorResponses(...extra: ErrorStatus[]): Record<number, TSchema> {
-  const statuses = new Set<number>([400, 401, 403, 404, 413, 415, 500, 503, ...extra]);
-  return Object.fromEntries([...statuses].sort((a, b) => a - b).map((s) => [s, ErrorBodyRef]));
+/** The methods of the authenticated operations. */
+export type OperationMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+const seconds = (description: string) => ({ type: 'integer', minimum: 1, description });
+
+/** The headers an error response of a status always carries, as the OpenAPI document shows them. */
+const ERROR_HEADERS: Partial<Record<ErrorStatus, Record<string, object>>> = {
+  401: { 'WWW-Authenticate': { type: 'string', description: 'Bearer realm="edgeplane"' } },
+  429: {
+    'Retry-After': seconds('seconds until the account may send requests again'),
+    'RateLimit-Limit': { type: 'integer', description: 'requests the account may send a minute' },
+    'RateLimit-Remaining': { type: 'integer', description: 'requests it may still send this minute (0)' },
+    'RateLimit-Reset': seconds('seconds until its count starts again'),
+    'RateLimit-Policy': { type: 'string', description: 'the limit and its window, as `1200;w=60`' },
+  },
+  503: { 'Retry-After': seconds('seconds to wait before retrying') },
+};
+
+const ERROR_DESCRIPTIONS: Partial<Record<ErrorStatus, string>> = {
+  408: 'error body: the request body did not arrive in time',
+  429: "error body: too many requests (the account's rate limit, ERR_EP_269); retry after Retry-After seconds",
+};
+
+/**
+ * The error responses an authenticated operation can give: those every one can (below), those
+ * its method brings, and its own (`extra`: 404 where the path or body names a resource, 409...).
+ *
+ * Every authenticated operation: 400 (the version header, the query string, the body), 401 (the
+ * credentials), 403 (the account's api IP restriction, the caller's role), 429 (the rate limit,
+ * src/http/rate-limit.ts), 500, and 503 (the store). A body: a GET refuses one unread (400), so
+ * never answers 408, 413 or 415; a DELETE reads it to refuse it (408, 413); a POST, PUT or PATCH
+ * reads JSON (408, 413, 415). 405 is no operation's answer: it is a path's, for a method it lacks.
+ */
+export function errorResponses(method: OperationMethod, ...extra: ErrorStatus[]): Record<number, TSchema> {
+  const byBody: ErrorStatus[] = method === 'GET' ? [] : method === 'DELETE' ? [408, 413] : [408, 413, 415];
+  const statuses = new Set<ErrorStatus>([400, 401, 403, 429, 500, 503, ...byBody, ...extra]);
+  return Object.fromEntries(
+    [...statuses]
+      .sort((a, b) => a - b)
+      .map((status) => {
+        const headers = ERROR_HEADERS[status];
+        const description = ERROR_DESCRIPTIONS[status];
+        if (!headers && !description) return [status, ErrorBodyRef];
+        // `headers` and `description` are read by the OpenAPI generator only; the serializer follows the $ref.
+        return [status, Type.Unsafe<Static<typeof ErrorBody>>({ $ref: 'ErrorBody#', ...(description && { description }), ...(headers && { headers }) })];
+      }),
+  );
 }
 
 /** A string limited to listed values: one `enum` keyword, so a bad value gets one clear error. */

@@ -55,7 +55,7 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
   const params = pathSchemas(parentParam);
   const ids = (p: Record<string, string>): PathIds => ({ id: p.id, parentId: parentParam ? p[parentParam] : undefined });
   const config = { immutable: d.immutable, title: d.title };
-  const conflict = errorResponses(409);
+  // 404: every operation here names a resource in its path or body, but a list of a top-level kind.
   const itemPath = `${d.path}/:id`;
 
   if (operations.has('create')) {
@@ -67,7 +67,7 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
         params: params.collection,
         querystring: NoQuery,
         body: withPathIds(d.schemas.create, parentParam ? [parentParam] : []),
-        response: { 201: d.schemas.resource, ...conflict },
+        response: { 201: d.schemas.resource, ...errorResponses('POST', 404, 409) },
       },
       config: {
         ...config,
@@ -94,7 +94,7 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
         summary: `List ${d.title}s, newest first`,
         params: params.collection,
         querystring: ListQuery,
-        response: { 200: ListEnvelope(d.listKey!, d.schemas.resource), ...errorResponses() },
+        response: { 200: ListEnvelope(d.listKey!, d.schemas.resource), ...errorResponses('GET', ...(parentParam ? [404 as const] : [])) },
       },
       handler: async (request) => resource.list(request.ctx, request.query, ids(request.params)),
     });
@@ -108,7 +108,7 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
         summary: `Get ${withArticle(d.title)}`,
         params: params.item,
         querystring: NoQuery,
-        response: { 200: d.schemas.resource, ...errorResponses() },
+        response: { 200: d.schemas.resource, ...errorResponses('GET', 404) },
       },
       handler: async (request) => resource.get(request.ctx, ids(request.params)),
     });
@@ -123,7 +123,7 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
         params: params.item,
         querystring: NoQuery,
         body: withPathIds(d.schemas.update, ['id', ...(parentParam ? [parentParam] : [])]),
-        response: { 200: d.schemas.resource, ...conflict },
+        response: { 200: d.schemas.resource, ...errorResponses('PATCH', 404, 409) },
       },
       config,
       handler: async (request) =>
@@ -145,7 +145,7 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
         querystring: NoQuery,
         // Checked by the handler (moduleBody), which also takes the wrapped form; shown here as the module.
         body: { ...m.request, [VALIDATED_BY_HANDLER]: true },
-        response: { 200: m.response, ...conflict },
+        response: { 200: m.response, ...errorResponses('PUT', 404, 409) },
       },
       config,
       handler: async (request) => resource.putModule(request.ctx, ids(request.params), m.name, parse(request.body, moduleIds(request.params))),
@@ -157,7 +157,7 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
         summary: `Get the ${m.title} module of ${withArticle(d.title)}`,
         params: params.item,
         querystring: NoQuery,
-        response: { 200: m.response, ...errorResponses() },
+        response: { 200: m.response, ...errorResponses('GET', 404) },
       },
       handler: async (request) => resource.getModule(request.ctx, ids(request.params), m.name),
     });
@@ -168,7 +168,7 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
         summary: `Delete the ${m.title} module of ${withArticle(d.title)}`,
         params: params.item,
         querystring: NoQuery,
-        response: { 204: EmptyBody, ...conflict },
+        response: { 204: EmptyBody, ...errorResponses('DELETE', 404, 409) },
       },
       config,
       handler: async (request, reply) => {
@@ -186,7 +186,7 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
         summary: `Detach the ${part.replaceAll('_', ' ')} of ${withArticle(d.title)}`,
         params: params.item,
         querystring: NoQuery,
-        response: { 204: EmptyBody, ...conflict },
+        response: { 204: EmptyBody, ...errorResponses('DELETE', 404, 409) },
       },
       config,
       handler: async (request, reply) => {
@@ -204,7 +204,7 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
         summary: `Delete ${withArticle(d.title)}`,
         params: params.item,
         querystring: NoQuery,
-        response: { 204: EmptyBody, ...conflict },
+        response: { 204: EmptyBody, ...errorResponses('DELETE', 404, 409) },
       },
       config,
       handler: async (request, reply) => {

@@ -1,5 +1,7 @@
 // The account-scoped executor: the only way code outside db/ and crud/ reaches account-owned
-// rows. Every query it runs adds `account_id = <scope>` itself, so no query can forget it.
+// rows. Every query it runs adds `account_id = <scope>` itself, so no query can forget it. It knows
+// tables and scoping, not features; the few reads that look across accounts go through a
+// CrossAccountReader (db/cross-account.ts).
 //
 // The queries that every request runs (a row by id, a page of a list) are built with Kysely once
 // per table and dialect and kept as SQL with named parameter slots; a request only binds values.
@@ -222,59 +224,25 @@ export class ScopedDb {
   }
 
   /**
-   * For names unique across all accounts: the first value of `column` that another account
-   * holds, equal to one of `equal` or within `[from, to)`; undefined when none does. Nothing
-   * else of another account's row leaves this method.
+   * Adds one to `column` of the account's row in a table that holds one row per account (its
+   * primary key is `account_id`), making the row with 1 the first time: a counter that concurrent
+   * transactions bump without losing a step.
    */
-  async heldByOthers(
-    table: 'reserved_domains' | 'agent_ingresses',
-    column: 'domain' | 'domain_reversed',
-    match: { equal: readonly string[] } | { from: string; to: string },
-  ): Promise<string | undefined> {
-    if ('equal' in match && match.equal.length === 0) return undefined;
-    let query = loose(this.executor).selectFrom(table).select(`${column} as value`).where('account_id', '<>', this.scope.accountId);
-    query = 'equal' in match ? query.where(column, 'in', match.equal) : query.where(column, '>=', match.from).where(column, '<', match.to);
-    const row = (await query.orderBy(column).limit(1).executeTakeFirst()) as { value: string } | undefined;
-    return row?.value;
+  async increment<T extends OwnedTable>(table: T, column: Column<T>): Promise<void> {
+    const counter: string = `${table}.${column}`;
+    await loose(this.executor)
+      .insertInto(table as string)
+      .values({ account_id: this.scope.accountId, [column]: 1 })
+      .onConflict((oc) => oc.column('account_id').doUpdateSet((eb) => ({ [column]: eb(eb.ref(counter), '+', 1) })))
+      .execute();
   }
 
   /**
-   * The lowest port of `host` from `from` to `to` that no account has reserved, or undefined when
-   * every one is taken. Across accounts, revealing only a number; call it under
-   * `serializeAcrossAccounts`, so that two allocations never pick the same port.
+   * The executor under `db`, for reads across accounts in its transaction: only
+   * `readAcrossAccountsIn` (db/cross-account.ts) calls it, for a feature handed a CrossAccountReader.
    */
-  async freePort(host: string, from: number, to: number): Promise<number | undefined> {
-    const db = loose(this.executor);
-    const first = await db.selectFrom('reserved_addrs').select('port').where('host', '=', host).where('port', '=', from).executeTakeFirst();
-    if (!first) return from;
-    // The lowest taken port whose next port is free: the first gap above `from`.
-    const gap = (await db
-      .selectFrom('reserved_addrs as a')
-      .select(sql<number>`min(a.port) + 1`.as('port'))
-      .where('a.host', '=', host)
-      .where('a.port', '>=', from)
-      .where('a.port', '<', to)
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('reserved_addrs as b')
-              .select('b.port')
-              .whereRef('b.host', '=', 'a.host')
-              .where(sql<boolean>`b.port = a.port + 1`),
-          ),
-        ),
-      )
-      .executeTakeFirst()) as { port: number | string | null } | undefined;
-    return gap?.port === null || gap?.port === undefined ? undefined : Number(gap.port);
-  }
-
-  /** Adds one to the account's counter in a per-account counter table (created at 1). */
-  async bump(table: 'ip_revisions'): Promise<void> {
-    await loose(this.executor)
-      .insertInto(table as string)
-      .values({ account_id: this.scope.accountId, revision: 1 })
-      .onConflict((oc) => oc.column('account_id').doUpdateSet((eb) => ({ revision: eb(eb.ref(`${table}.revision`), '+', 1) })))
-      .execute();
+  static executorOf(db: ScopedDb): Executor {
+    return db.executor;
   }
 }
 

@@ -4,6 +4,7 @@ import type { AnyDefinition } from '../crud/definition.js';
 import { Kinds } from '../crud/kinds.js';
 import { createResource, type Resource } from '../crud/resource.js';
 import type { DomainSettings } from '../config.js';
+import type { CrossAccountReader } from '../db/cross-account.js';
 import type { Store } from '../db/store.js';
 import type { Sealer } from '../lib/crypto/sealer.js';
 import type { KeyAuthenticator } from './api-keys/api-key.auth.js';
@@ -33,6 +34,8 @@ import { endpointDefinition } from './endpoints/endpoint.resource.js';
 
 export interface ResourceDeps {
   store: Store;
+  /** The reads across accounts of the kinds whose values are unique across them (names, addresses). */
+  acrossAccounts: CrossAccountReader;
   auth: KeyAuthenticator;
   ipGuard: ApiIpGuard;
   sealer: Sealer;
@@ -44,7 +47,7 @@ export interface ResourceDeps {
 /** Kinds that resources reference but this API does not serve: users are made with the CLI. */
 const PLAIN_KINDS = [{ kind: 'user', title: 'user', prefix: 'usr', table: 'users' as const }];
 
-export function resourceDefinitions({ auth, ipGuard, sealer, domains, credentialDeleted }: Omit<ResourceDeps, 'store'>) {
+export function resourceDefinitions({ acrossAccounts, auth, ipGuard, sealer, domains, credentialDeleted }: Omit<ResourceDeps, 'store'>) {
   const ipChanged = (accountId: string) => ipGuard.invalidate(accountId);
   return {
     apiKeys: apiKeyDefinition(auth),
@@ -62,9 +65,9 @@ export function resourceDefinitions({ auth, ipGuard, sealer, domains, credential
     ...sshCertificateDefinitions(sealer),
     tlsCertificates: tlsCertificateDefinition(sealer),
     endpointConfigurations: endpointConfigurationDefinition(sealer),
-    reservedDomains: reservedDomainDefinition(domains),
-    agentIngresses: agentIngressDefinition(domains),
-    reservedAddrs: reservedAddrDefinition(domains),
+    reservedDomains: reservedDomainDefinition(domains, acrossAccounts),
+    agentIngresses: agentIngressDefinition(domains, acrossAccounts),
+    reservedAddrs: reservedAddrDefinition(domains, acrossAccounts),
     tcpEdges: tcpEdgeDefinition,
     certificateAuthorities: certificateAuthorityDefinition,
     tlsEdges: tlsEdgeDefinition,

@@ -1,12 +1,17 @@
 // The OpenAPI document: a valid OpenAPI 3.1 document that covers every route with its
 // success and error responses, generated from the same schemas the server validates with.
+// openapi-statuses.test.ts checks the statuses against what the server answers.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describeEachStore } from '../helpers/harness.js';
 
 type Schema = { properties?: Record<string, unknown>; $ref?: string };
-type Operation = { operationId?: string; responses?: Record<string, { content?: Record<string, { schema?: Schema }> }>; security?: unknown[] };
+type Operation = {
+  operationId?: string;
+  responses?: Record<string, { content?: Record<string, { schema?: Schema }>; headers?: Record<string, unknown> }>;
+  security?: unknown[];
+};
 
 /** A schema, or the component its local $ref names. */
 function resolve(doc: { components?: { schemas?: Record<string, Schema> } }, schema: Schema | undefined): Schema | undefined {
@@ -37,12 +42,32 @@ describeEachStore('OpenAPI document', (h) => {
           statuses.some((s) => /^2\d\d$/.test(s)),
           `${method} ${path} declares its success`,
         );
-        if (path === '/openapi.json') continue;
-        for (const status of ['400', '401', '403', '404', '500', '503']) {
+        if (path === '/openapi.json') {
+          assert.deepEqual(statuses, ['200'], 'the public document is never refused, limited or failed by the store');
+          continue;
+        }
+        // What every authenticated operation can answer; 404 where the path names a resource.
+        const every = ['400', '401', '403', '429', '500', '503', ...(path.includes('{') ? ['404'] : [])];
+        // What reading a body can answer: a GET refuses one unread; a DELETE reads it to refuse it.
+        const byBody = method === 'get' ? [] : method === 'delete' ? ['408', '413'] : ['408', '413', '415'];
+        for (const status of [...every, ...byBody]) {
           const body = resolve(doc, op.responses?.[status]?.content?.['application/json']?.schema);
           assert.ok(body?.properties?.error_code, `${method} ${path} declares ${status} with the error body`);
         }
+        for (const status of ['413', '415', '408']) {
+          if (!byBody.includes(status)) assert.ok(!statuses.includes(status), `${method} ${path} does not declare ${status}: it never reads a body as JSON`);
+        }
+        assert.ok(!statuses.includes('405'), `${method} ${path}: 405 is a path's answer, not an operation's`);
         if (method !== 'get') assert.ok(statuses.includes('409'), `${method} ${path} declares 409`);
+        // The headers that always come with these errors.
+        const headers = (status: string) => Object.keys(op.responses?.[status]?.headers ?? {});
+        assert.deepEqual(
+          headers('429'),
+          ['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy'],
+          `${method} ${path} 429`,
+        );
+        assert.deepEqual(headers('503'), ['Retry-After'], `${method} ${path} 503`);
+        assert.deepEqual(headers('401'), ['WWW-Authenticate'], `${method} ${path} 401`);
       }
     }
     const operationIds = Object.values(doc.paths as Record<string, Record<string, Operation>>).flatMap((m) => Object.values(m).map((o) => o.operationId));

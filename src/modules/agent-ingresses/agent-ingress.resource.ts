@@ -5,6 +5,7 @@
 // a path, as the spec shows; the list's is absolute.
 import type { DomainSettings } from '../../config.js';
 import { errors } from '../../core/errors.js';
+import type { CrossAccountReader } from '../../db/cross-account.js';
 import { describedChanges, describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
 import type { AgentIngressesTable } from '../../db/schema.js';
@@ -19,7 +20,8 @@ import { checkIngressOwnsItsNames, checkNameFree, readDomain, reversedName, serv
 import { regionDomains } from '../certificate-management/certificate-subjects.js';
 import { AgentIngress, AgentIngressCreate, AgentIngressUpdate } from './agent-ingress.schema.js';
 
-export function agentIngressDefinition(settings: DomainSettings) {
+/** `across`: for the checks against every account's names. */
+export function agentIngressDefinition(settings: DomainSettings, across: CrossAccountReader) {
   return defineResource({
     kind: 'agent_ingress',
     title: 'agent ingress',
@@ -59,11 +61,11 @@ export function agentIngressDefinition(settings: DomainSettings) {
 
     hooks: {
       async beforeCreate(db, _ctx, row) {
-        await checkNameFree(db, 'agent_ingresses', row.domain, {
+        await checkNameFree(across, db, 'agent_ingresses', row.domain, {
           mine: (id) => errors.ingressTakenByYou({ value: row.domain, id }),
           other: () => errors.ingressTakenByOther({ value: row.domain }),
         });
-        await checkIngressOwnsItsNames(db, row.domain);
+        await checkIngressOwnsItsNames(across, db, row.domain);
       },
       afterWrite: followCertificateChange,
       onUniqueViolation: (target, row) => (target === 'agent_ingresses_domain_key' ? errors.ingressTakenByOther({ value: String(row.domain) }) : undefined),

@@ -1,12 +1,13 @@
 // Bearer authentication against the API keys of the store. Verified keys are cached for at most
 // 2 seconds, so that a key deleted on another instance stops working within 2 s; the instance
 // that changes a key, a user or a bot drops it from its cache at once. The secret is compared
-// with the stored hash in constant time on every request, cached or not.
+// with the stored hash in constant time on every request, cached or not. A key is found by its id
+// before its account is known: a read across accounts, through the CrossAccountReader it is handed.
 import { CompiledQuery, type SqlBool } from 'kysely';
 import type { Authenticated, Authenticator, Principal, Role } from '../../core/context.js';
 import { errors } from '../../core/errors.js';
+import { readAcrossAccounts, type CrossAccountReader } from '../../db/cross-account.js';
 import { toBool } from '../../db/schema.js';
-import { read, type Store } from '../../db/store.js';
 import { hashSecret, parseAuthorization, sameDigest } from './api-key.token.js';
 
 const CACHE_TTL_MS = 2000;
@@ -51,10 +52,10 @@ export class KeyAuthenticator implements Authenticator {
   private readonly lookupSql: string;
 
   constructor(
-    private readonly store: Store,
+    private readonly across: CrossAccountReader,
     private readonly now: () => number = Date.now,
   ) {
-    this.lookupSql = store.reader
+    this.lookupSql = across.reader
       .selectFrom('api_keys as k')
       .leftJoin('users as u', 'u.id', 'k.owner_id')
       .leftJoin('bot_users as b', 'b.id', 'k.owner_id')
@@ -82,7 +83,7 @@ export class KeyAuthenticator implements Authenticator {
 
   private async lookup(keyId: string): Promise<KeyEntry | undefined> {
     const now = this.now();
-    const { rows } = await read(() => this.store.reader.executeQuery<KeyRow>(CompiledQuery.raw(this.lookupSql, [keyId])));
+    const { rows } = await readAcrossAccounts(this.across, (reader) => reader.executeQuery<KeyRow>(CompiledQuery.raw(this.lookupSql, [keyId])));
     const row = rows[0];
     if (!row) {
       this.cache.delete(keyId);

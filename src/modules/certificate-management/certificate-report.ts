@@ -1,7 +1,7 @@
 // What `edgeplane certificates status` shows an operator: each managed certificate's state and
-// the days left before it expires, across accounts (or of one).
-import { managedCertificateRows, type ManagedCertificateRow } from '../../db/acme.js';
-import { read, type Store } from '../../db/store.js';
+// the days left before it expires, across accounts (or of one): the caller (the CLI, the metrics)
+// hands the store as the CrossAccountReader.
+import { readAcrossAccounts, type CrossAccountReader } from '../../db/cross-account.js';
 
 /** issued: valid, nothing under way; provisioning: the first certificate is being made; renewing: a new one replaces it; failing: the job reports an error. */
 export type CertificateState = 'issued' | 'provisioning' | 'renewing' | 'failing';
@@ -24,14 +24,57 @@ export interface ManagedCertificateStatus {
 
 const DAY_MS = 86_400_000;
 
+/** A resource under automatic certificate management, with its certificate's expiry. */
+interface ManagedCertificateRow {
+  account_id: string;
+  id: string;
+  domain: string;
+  certificate_id: string | null;
+  not_after: string | null;
+  cert_renews_at: string | null;
+  cert_job_started_at: string | null;
+  cert_job_error_code: string | null;
+  cert_job_msg: string | null;
+  cert_job_retries_at: string | null;
+}
+
+/** Every managed reserved domain and agent ingress (of one account, when given), by domain. */
+async function managedCertificateRows(across: CrossAccountReader, accountId?: string): Promise<ManagedCertificateRow[]> {
+  const rows: ManagedCertificateRow[] = [];
+  for (const table of ['reserved_domains', 'agent_ingresses'] as const) {
+    const found = await readAcrossAccounts(across, (reader) => {
+      let query = reader
+        .selectFrom(table)
+        .leftJoin('tls_certificates', 'tls_certificates.id', `${table}.certificate_id`)
+        .select([
+          `${table}.account_id`,
+          `${table}.id`,
+          `${table}.domain`,
+          `${table}.certificate_id`,
+          'tls_certificates.not_after',
+          `${table}.cert_renews_at`,
+          `${table}.cert_job_started_at`,
+          `${table}.cert_job_error_code`,
+          `${table}.cert_job_msg`,
+          `${table}.cert_job_retries_at`,
+        ])
+        .where(`${table}.cert_authority`, 'is not', null);
+      if (accountId !== undefined) query = query.where(`${table}.account_id`, '=', accountId);
+      return query.execute();
+    });
+    rows.push(...(found as ManagedCertificateRow[]));
+  }
+  return rows.sort((a, b) => (a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : 0));
+}
+
 function stateOf(row: ManagedCertificateRow): CertificateState {
   if (row.cert_job_error_code !== null) return 'failing';
   if (row.cert_job_started_at !== null) return row.certificate_id === null ? 'provisioning' : 'renewing';
   return row.certificate_id === null ? 'provisioning' : 'issued';
 }
 
-export async function managedCertificates(store: Store, now: Date, accountId?: string): Promise<ManagedCertificateStatus[]> {
-  const rows = await read(() => managedCertificateRows(store, accountId));
+export async function managedCertificates(across: CrossAccountReader, now: Date, accountId?: string): Promise<ManagedCertificateStatus[]> {
+  const rows = await managedCertificateRows(across, accountId);
   return rows.map((row) => ({
     account_id: row.account_id,
     id: row.id,

@@ -4,15 +4,36 @@
 // behalf of the account of the ingress: no other account's names inside it are answered. It
 // serves the DNS-01 answers certificate jobs publish in the store, so any instance answers for a
 // job run on another, and the NS records of each zone's apex. The wire protocol is
-// src/lib/dns/server.ts; what is in the zones is decided here.
+// src/lib/dns/server.ts; what is in the zones is decided here. Which ingress a name is under is a
+// read across accounts: the caller hands the store as the CrossAccountReader.
 import type { Logger } from 'pino';
 import type { DomainSettings } from '../../config.js';
-import { challengeValues, delegatedZone } from '../../db/acme.js';
+import { challengeValues } from '../../db/acme.js';
+import { readAcrossAccounts, type CrossAccountReader } from '../../db/cross-account.js';
 import type { Store } from '../../db/store.js';
 import { longestZone, startDnsServer, type DnsRecord, type RunningDnsServer } from '../../lib/dns/server.js';
 
 /** TXT answers change within seconds of a challenge; resolvers must not keep them long. */
 const CHALLENGE_TTL_S = 10;
+
+/**
+ * The delegated zone of the agent ingress domains among `candidates` (the names a queried name is
+ * at or under), and the account it is answered for. The outermost ingress decides the account, as
+ * its domain and every name under it are that account's; the zone is that account's innermost
+ * ingress (an account may nest its own). Another account's ingress inside it, which a store
+ * written before that rule may hold, is no zone: its names are answered from the outer one.
+ */
+async function delegatedZone(across: CrossAccountReader, candidates: readonly string[]): Promise<{ domain: string; accountId: string } | undefined> {
+  if (candidates.length === 0) return undefined;
+  const rows = await readAcrossAccounts(across, (reader) =>
+    reader.selectFrom('agent_ingresses').select(['domain', 'account_id']).where('domain', 'in', candidates).execute(),
+  );
+  if (rows.length === 0) return undefined;
+  rows.sort((a, b) => a.domain.length - b.domain.length);
+  const accountId = rows[0]!.account_id;
+  const own = rows.filter((row) => row.account_id === accountId);
+  return { domain: own[own.length - 1]!.domain, accountId };
+}
 
 export async function startAuthoritativeDns(options: {
   store: Store;

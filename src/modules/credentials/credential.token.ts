@@ -1,9 +1,11 @@
 // The authtoken of a credential: `<credential id without "cr_">_<secret>`, as an API key's token is
 // made. Only SHA-256 of the secret is stored; an agent's token is checked against it in constant time.
-import { CompiledQuery, type SqlBool } from 'kysely';
+// A token is looked up by its id before its account is known: a read across accounts, through the
+// CrossAccountReader its caller (the agent listener) hands it.
+import { CompiledQuery, type Kysely, type SqlBool } from 'kysely';
 import { newId, randomBase62 } from '../../core/ids.js';
-import { toBool } from '../../db/schema.js';
-import { read, type Store } from '../../db/store.js';
+import { readAcrossAccounts, type CrossAccountReader } from '../../db/cross-account.js';
+import { toBool, type Database } from '../../db/schema.js';
 import { hashSecret, sameDigest } from '../api-keys/api-key.token.js';
 
 const SECRET_LENGTH = 40;
@@ -36,20 +38,20 @@ interface CredentialRow {
   active: number | boolean | null;
 }
 
-/** The credential, its owner's role and its bot's state: compiled once per store, bound per lookup. */
-const lookupSql = new WeakMap<Store, string>();
+/** The credential, its owner's role and its bot's state: compiled once per store's reader, bound per lookup. */
+const lookupSql = new WeakMap<Kysely<Database>, string>();
 
-function lookupOf(store: Store): string {
-  let compiled = lookupSql.get(store);
+function lookupOf(reader: Kysely<Database>): string {
+  let compiled = lookupSql.get(reader);
   if (compiled === undefined) {
-    compiled = store.reader
+    compiled = reader
       .selectFrom('credentials as c')
       .leftJoin('users as u', 'u.id', 'c.owner_id')
       .leftJoin('bot_users as b', 'b.id', 'c.owner_id')
       .select(['c.account_id', 'c.owner_id', 'c.acl', 'c.secret_hash', 'u.role', 'b.active'])
       .where('c.id', '=', '')
       .compile().sql;
-    lookupSql.set(store, compiled);
+    lookupSql.set(reader, compiled);
   }
   return compiled;
 }
@@ -69,11 +71,11 @@ function ownerUsable(owner: { role: string | null; active: number | boolean | nu
   return owner.role !== null || (owner.active !== null && toBool(owner.active as SqlBool));
 }
 
-export async function authenticateAgentToken(store: Store, token: string): Promise<AgentCredential | undefined> {
+export async function authenticateAgentToken(across: CrossAccountReader, token: string): Promise<AgentCredential | undefined> {
   const match = TOKEN.exec(token.trim());
   if (!match) return undefined;
   const id = `cr_${match[1]}`;
-  const { rows } = await read(() => store.reader.executeQuery<CredentialRow>(CompiledQuery.raw(lookupOf(store), [id])));
+  const { rows } = await readAcrossAccounts(across, (reader) => reader.executeQuery<CredentialRow>(CompiledQuery.raw(lookupOf(reader), [id])));
   const row = rows[0];
   const secretMatches = sameDigest(hashSecret(match[2]!), row ? row.secret_hash.toLowerCase() : NO_DIGEST);
   if (!row || !secretMatches) return undefined;
@@ -86,10 +88,10 @@ export async function authenticateAgentToken(store: Store, token: string): Promi
  * active bot. Live sessions are checked against it, so that a credential gone any way (deleted,
  * with its owner, on another instance) or a bot made inactive ends its sessions.
  */
-export async function usableCredentialIds(store: Store, ids: readonly string[]): Promise<Set<string>> {
+export async function usableCredentialIds(across: CrossAccountReader, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const rows = await read(() =>
-    store.reader
+  const rows = await readAcrossAccounts(across, (reader) =>
+    reader
       .selectFrom('credentials as c')
       .leftJoin('users as u', 'u.id', 'c.owner_id')
       .leftJoin('bot_users as b', 'b.id', 'c.owner_id')

@@ -3,7 +3,7 @@
 import type { ScopedDb } from '../../db/scoped.js';
 
 export async function bumpIpRevision(db: ScopedDb): Promise<void> {
-  await db.bump('ip_revisions');
+  await db.increment('ip_revisions', 'revision');
 }
 
 export async function readIpRevision(db: ScopedDb): Promise<number> {

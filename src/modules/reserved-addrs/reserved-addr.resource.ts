@@ -2,14 +2,49 @@
 // the operator's pool (EDGEPLANE_TCP_ADDRESSES), inside the transaction and under one lock
 // across accounts, and a unique index on `addr` makes two accounts holding one address
 // impossible whatever happens. An address an edge serves cannot be deleted.
+import { sql } from 'kysely';
 import type { DomainSettings } from '../../config.js';
 import { errors } from '../../core/errors.js';
 import { describedChanges, describedColumns, describedResponse } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
+import { readAcrossAccountsIn, type CrossAccountReader } from '../../db/cross-account.js';
+import type { ScopedDb } from '../../db/scoped.js';
 import type { ReservedAddrsTable } from '../../db/schema.js';
 import { ReservedAddr, ReservedAddrCreate, ReservedAddrUpdate } from './reserved-addr.schema.js';
 
-export function reservedAddrDefinition(settings: DomainSettings) {
+/**
+ * The lowest port of `host` from `from` to `to` that no account has reserved, or undefined when
+ * every one is taken. Across accounts, revealing only a number; call it under
+ * `serializeAcrossAccounts`, so that two allocations never pick the same port.
+ */
+async function freePort(across: CrossAccountReader, db: ScopedDb, host: string, from: number, to: number): Promise<number | undefined> {
+  return readAcrossAccountsIn(across, db, async (executor) => {
+    const first = await executor.selectFrom('reserved_addrs').select('port').where('host', '=', host).where('port', '=', from).executeTakeFirst();
+    if (!first) return from;
+    // The lowest taken port whose next port is free: the first gap above `from`.
+    const gap = (await executor
+      .selectFrom('reserved_addrs as a')
+      .select(sql<number>`min(a.port) + 1`.as('port'))
+      .where('a.host', '=', host)
+      .where('a.port', '>=', from)
+      .where('a.port', '<', to)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('reserved_addrs as b')
+              .select('b.port')
+              .whereRef('b.host', '=', 'a.host')
+              .where(sql<boolean>`b.port = a.port + 1`),
+          ),
+        ),
+      )
+      .executeTakeFirst()) as { port: number | string | null } | undefined;
+    return gap?.port === null || gap?.port === undefined ? undefined : Number(gap.port);
+  });
+}
+
+/** `across`: for the free port of the pool, which every account shares. */
+export function reservedAddrDefinition(settings: DomainSettings, across: CrossAccountReader) {
   const defaultRegion = settings.regions.includes('us') ? 'us' : settings.regions[0]!;
   const pool = settings.tcpAddresses.map((r) => `${r.host}:${r.from}-${r.to}`).join(', ');
   return defineResource({
@@ -50,7 +85,7 @@ export function reservedAddrDefinition(settings: DomainSettings) {
       async allocate(db) {
         await db.serializeAcrossAccounts('reserved_addrs');
         for (const range of settings.tcpAddresses) {
-          const port = await db.freePort(range.host, range.from, range.to);
+          const port = await freePort(across, db, range.host, range.from, range.to);
           if (port !== undefined) return { addr: `${range.host}:${port}`, host: range.host, port };
         }
         throw errors.addressPoolExhausted({ pool });

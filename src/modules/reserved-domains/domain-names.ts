@@ -1,9 +1,12 @@
 // The rules reserved domains and agent ingresses share: a name as typed becomes its stored form
 // or a 400 naming the problem; names owned by the service are told apart from the users'; and
-// random CNAME targets are made in the configured zones.
+// random CNAME targets are made in the configured zones. Names are unique across accounts: the
+// checks read the other accounts' names (through the CrossAccountReader the two kinds are handed)
+// in the writing transaction, and reveal nothing of them but that they exist.
 import { randomInt } from 'node:crypto';
 import type { DomainSettings } from '../../config.js';
 import { errors, type ApiError } from '../../core/errors.js';
+import { readAcrossAccountsIn, type CrossAccountReader } from '../../db/cross-account.js';
 import type { ScopedDb } from '../../db/scoped.js';
 import { isUnder, parseDomainName, type NameProblem } from '../../lib/dns/names.js';
 
@@ -98,6 +101,27 @@ export function reversedRangeUnder(name: string): { from: string; to: string } {
 }
 
 /**
+ * For names unique across all accounts: the first value of `column` that another account holds,
+ * equal to one of `equal` or within `[from, to)`; undefined when none does. Nothing else of another
+ * account's row leaves this function. Runs in `db`'s transaction, under its lock across accounts.
+ */
+export async function heldByOthers(
+  across: CrossAccountReader,
+  db: ScopedDb,
+  table: 'reserved_domains' | 'agent_ingresses',
+  column: 'domain' | 'domain_reversed',
+  match: { equal: readonly string[] } | { from: string; to: string },
+): Promise<string | undefined> {
+  if ('equal' in match && match.equal.length === 0) return undefined;
+  const row = await readAcrossAccountsIn(across, db, (executor) => {
+    let query = executor.selectFrom(table).select(`${column} as value`).where('account_id', '<>', db.scope.accountId);
+    query = 'equal' in match ? query.where(column, 'in', match.equal) : query.where(column, '>=', match.from).where(column, '<', match.to);
+    return query.orderBy(column).limit(1).executeTakeFirst();
+  });
+  return row?.value;
+}
+
+/**
  * Makes this transaction the only one, across accounts, reserving a domain or creating an agent
  * ingress, until it ends: the checks between the two kinds read both tables. Both locks, always in
  * this order, so that two writers never wait for each other in a circle, and an instance of an
@@ -114,6 +138,7 @@ async function serializeNames(db: ScopedDb): Promise<void> {
  * (`mine`, naming the holder) and no other account's (`other`, naming nothing of it).
  */
 export async function checkNameFree(
+  across: CrossAccountReader,
   db: ScopedDb,
   table: 'reserved_domains' | 'agent_ingresses',
   name: string,
@@ -122,7 +147,7 @@ export async function checkNameFree(
   await serializeNames(db);
   const [mine] = await db.select(table, { domain: name });
   if (mine) throw taken.mine(mine.id);
-  if (await db.heldByOthers(table, 'domain', { equal: [name] })) throw taken.other();
+  if (await heldByOthers(across, db, table, 'domain', { equal: [name] })) throw taken.other();
 }
 
 // An agent ingress domain, and every name under it, belongs to the ingress's account (the service
@@ -131,25 +156,25 @@ export async function checkNameFree(
 // names may nest. Both checks run after checkNameFree, under its lock.
 
 /** A reserved domain (for a wildcard, its base) is not at or under another account's agent ingress domain, nor (a wildcard) over one. */
-export async function checkOutsideOthersIngresses(db: ScopedDb, name: string): Promise<void> {
+export async function checkOutsideOthersIngresses(across: CrossAccountReader, db: ScopedDb, name: string): Promise<void> {
   const wildcard = name.startsWith('*.');
   const base = wildcard ? name.slice(2) : name;
   const overlaps =
-    (await db.heldByOthers('agent_ingresses', 'domain', { equal: [base, ...parentsOf(base)] })) ??
-    (wildcard ? await db.heldByOthers('agent_ingresses', 'domain_reversed', reversedRangeUnder(base)) : undefined);
+    (await heldByOthers(across, db, 'agent_ingresses', 'domain', { equal: [base, ...parentsOf(base)] })) ??
+    (wildcard ? await heldByOthers(across, db, 'agent_ingresses', 'domain_reversed', reversedRangeUnder(base)) : undefined);
   if (overlaps !== undefined) throw errors.domainInOthersIngress({ value: name });
 }
 
 /** An agent ingress domain is under no other account's ingress or wildcard, and has no other account's names at or under it. */
-export async function checkIngressOwnsItsNames(db: ScopedDb, domain: string): Promise<void> {
+export async function checkIngressOwnsItsNames(across: CrossAccountReader, db: ScopedDb, domain: string): Promise<void> {
   const parents = parentsOf(domain);
   const over =
-    (await db.heldByOthers('agent_ingresses', 'domain', { equal: parents })) ??
-    (await db.heldByOthers('reserved_domains', 'domain', { equal: parents.map((parent) => `*.${parent}`) }));
+    (await heldByOthers(across, db, 'agent_ingresses', 'domain', { equal: parents })) ??
+    (await heldByOthers(across, db, 'reserved_domains', 'domain', { equal: parents.map((parent) => `*.${parent}`) }));
   if (over !== undefined) throw errors.ingressUnderOthers({ value: domain });
   const under =
-    (await db.heldByOthers('reserved_domains', 'domain', { equal: [domain] })) ??
-    (await db.heldByOthers('reserved_domains', 'domain_reversed', reversedRangeUnder(domain))) ??
-    (await db.heldByOthers('agent_ingresses', 'domain_reversed', reversedRangeUnder(domain)));
+    (await heldByOthers(across, db, 'reserved_domains', 'domain', { equal: [domain] })) ??
+    (await heldByOthers(across, db, 'reserved_domains', 'domain_reversed', reversedRangeUnder(domain))) ??
+    (await heldByOthers(across, db, 'agent_ingresses', 'domain_reversed', reversedRangeUnder(domain)));
   if (under !== undefined) throw errors.ingressOverOthers({ value: domain });
 }

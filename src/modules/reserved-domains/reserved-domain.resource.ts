@@ -9,6 +9,7 @@ import type { RequestContext } from '../../core/context.js';
 import { errors } from '../../core/errors.js';
 import { describedChanges, describedColumns, describedResponse } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
+import type { CrossAccountReader } from '../../db/cross-account.js';
 import type { ScopedDb } from '../../db/scoped.js';
 import type { ReservedDomainsTable } from '../../db/schema.js';
 import { certificateNameCovers } from '../../lib/dns/names.js';
@@ -24,6 +25,7 @@ import {
 import {
   checkNameFree,
   checkOutsideOthersIngresses,
+  heldByOthers,
   parentsOf,
   randomTarget,
   readDomain,
@@ -39,8 +41,8 @@ const ENDPOINT_CONFIGURATION_FIELDS = [
 ] as const;
 
 /** Throws 413/414/417/454 when the name, or a name it overlaps through a wildcard or an agent ingress, is already another's. */
-async function checkAvailable(db: ScopedDb, name: string): Promise<void> {
-  await checkNameFree(db, 'reserved_domains', name, {
+async function checkAvailable(across: CrossAccountReader, db: ScopedDb, name: string): Promise<void> {
+  await checkNameFree(across, db, 'reserved_domains', name, {
     mine: (id) => errors.domainTakenByYou({ value: name, id }),
     other: () => errors.domainTakenByOther({ value: name }),
   });
@@ -48,13 +50,13 @@ async function checkAvailable(db: ScopedDb, name: string): Promise<void> {
   const coveringWildcards = parentsOf(name)
     .map((base) => `*.${base}`)
     .filter((w) => w !== name);
-  if (await db.heldByOthers('reserved_domains', 'domain', { equal: coveringWildcards })) throw errors.wildcardConflict({ value: name });
+  if (await heldByOthers(across, db, 'reserved_domains', 'domain', { equal: coveringWildcards })) throw errors.wildcardConflict({ value: name });
   // A wildcard over another account's names (`*.example.com` over `app.example.com`).
   if (name.startsWith('*.')) {
-    const under = await db.heldByOthers('reserved_domains', 'domain_reversed', reversedRangeUnder(name.slice(2)));
+    const under = await heldByOthers(across, db, 'reserved_domains', 'domain_reversed', reversedRangeUnder(name.slice(2)));
     if (under) throw errors.wildcardConflict({ value: name });
   }
-  await checkOutsideOthersIngresses(db, name);
+  await checkOutsideOthersIngresses(across, db, name);
 }
 
 /** An uploaded certificate of the account that names the domain, or the 400. */
@@ -90,7 +92,8 @@ function checkCertificateSources(
   if (serviceOwned && hasCertificate) throw errors.serviceDomainCertificate({ value: domain });
 }
 
-export function reservedDomainDefinition(settings: DomainSettings) {
+/** `across`: for the checks against every account's names. */
+export function reservedDomainDefinition(settings: DomainSettings, across: CrossAccountReader) {
   const endpointConfigurationNotFound = (field: string) => (id: string) => errors.endpointConfigurationNotFound({ field, id });
   return defineResource({
     kind: 'reserved_domain',
@@ -167,7 +170,7 @@ export function reservedDomainDefinition(settings: DomainSettings) {
 
     hooks: {
       async beforeCreate(db, _ctx, row) {
-        await checkAvailable(db, row.domain);
+        await checkAvailable(across, db, row.domain);
         if (row.certificate_id !== null) await checkCertificate(db, row.certificate_id, row.domain);
         await checkEndpointConfigurations(db, row);
       },

@@ -76,7 +76,7 @@ export async function runSessionCommand(deps: Deps, ctx: RequestContext, id: str
 export function registerTunnelSessionCommands(fastify: FastifyInstance, deps: Deps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['tunnel session'];
-  const response = { 204: EmptyBody, ...errorResponses(409) };
+  const response = { 204: EmptyBody, ...errorResponses('POST', 404, 409) };
   const pathIdOf = (sent: string | undefined, path: string) => {
     if (sent !== undefined && sent !== path) throw errors.idMismatch({ sent, path });
   };
