@@ -10,8 +10,8 @@ import { errors, type ApiError } from '../core/errors.js';
 import { hasPrefix, newId } from '../core/ids.js';
 import { rfc3339 } from '../core/time.js';
 import { ScopedDb, scopedReader, type Lock, type RowOf } from '../db/scoped.js';
+import { observeMutation, type MutationObserver } from '../db/observers.js';
 import { ForeignKeyViolation, read, UniqueViolation, withTx, type Executor, type Store } from '../db/store.js';
-import { recordAuditEvent } from './audit.js';
 import {
   detachOperationId,
   isWrite,
@@ -127,6 +127,8 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
   kinds: Kinds,
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- link fields are checked by defineResource
   definition: ResourceDefinition<T, S, any>,
+  /** Told of every mutation in its transaction (the audit log, Idempotency-Key marks). */
+  observers: readonly MutationObserver[],
 ): Resource<S> {
   const d = definition as unknown as AnyDefinition;
   const { table, prefix, title } = d;
@@ -249,11 +251,11 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
   };
 
   /**
-   * The audit event of a mutation that went through, in its transaction, before the kind's
-   * afterWrite (src/crud/audit.ts): every operation of every kind and module is recorded here.
+   * A mutation that went through, told to the observers in its transaction, before the kind's
+   * afterWrite (db/observers.ts): every operation of every kind and module passes here.
    */
-  const audit = (db: ScopedDb, ctx: RequestContext, operation: string, row: Row) =>
-    recordAuditEvent(db, ctx, { operation, resourceId: row.id, parentId: d.parent ? (row[d.parent.column] as string) : undefined });
+  const observe = (db: ScopedDb, ctx: RequestContext, operation: string, row: Row) =>
+    observeMutation(observers, db, ctx, { operation, resourceId: row.id, parentId: d.parent ? (row[d.parent.column] as string) : undefined });
 
   /**
    * A change of the owner that is not a PATCH (a detach, a module PUT or DELETE), as one
@@ -275,7 +277,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
         const current = await load(db, path, true);
         await authorize(ctx, 'update', { row: current, body }, db);
         const row = await work(db, current);
-        await audit(db, ctx, operation, current);
+        await observe(db, ctx, operation, current);
         if (!row) return current;
         await d.hooks?.afterWrite?.(db, ctx, row, 'update');
         return row;
@@ -363,7 +365,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
           await db.insert(table, columns as never);
           await writeLinkFields(db, row.id, parsed);
           await writeModules(db, row, parsedModules, new Map());
-          await audit(db, ctx, operationId(d.kind, 'create'), row);
+          await observe(db, ctx, operationId(d.kind, 'create'), row);
           await d.hooks?.afterWrite?.(db, ctx, row, 'create', bodyObject);
           return (await expand(db, [row]))[0]!;
         });
@@ -442,7 +444,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
           await db.update(table, { id: current.id } as never, changes as never);
           await writeLinkFields(db, row.id, parsed);
           if (parsedModules.length > 0) await writeModules(db, row, parsedModules, await storedModules(db, row.id));
-          await audit(db, ctx, operationId(d.kind, 'update'), row);
+          await observe(db, ctx, operationId(d.kind, 'update'), row);
           await d.hooks?.afterWrite?.(db, ctx, row, 'update', fields);
           return (await expand(db, [row]))[0]!;
         });
@@ -510,7 +512,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
           for (const name of linkNames) await writeLinks(db, links[name]!, current.id, []);
           if (modules.length > 0) await removeModules(db, current.id);
           await db.delete(table, { id: current.id } as never);
-          await audit(db, ctx, operationId(d.kind, 'delete'), current);
+          await observe(db, ctx, operationId(d.kind, 'delete'), current);
           await d.hooks?.afterWrite?.(db, ctx, current, 'delete');
           return current;
         });

@@ -5,6 +5,7 @@
 // lease has run out, unless its change had committed (markIdempotentChange): then the request
 // was carried out, and is not carried out again.
 import type { IdempotencyClaim } from '../core/context.js';
+import type { MutationObserver } from './observers.js';
 import type { IdempotencyKeysTable } from './schema.js';
 import { scopedTx, type ScopedDb } from './scoped.js';
 import { UniqueViolation, type Store } from './store.js';
@@ -94,6 +95,12 @@ export async function recordIdempotentAnswer(store: Store, claim: IdempotencyCla
 export async function markIdempotentChange(db: ScopedDb, claim: IdempotencyClaim, resourceId: string): Promise<void> {
   await db.update('idempotency_keys', { ...pending(claim), resource_id: null }, { resource_id: resourceId });
 }
+
+/** Marks the request's claim, when it has one, in every mutation's transaction. */
+export const idempotencyObserver: MutationObserver = {
+  name: 'idempotency',
+  inTransaction: (db, ctx, mutation) => (ctx.idempotency ? markIdempotentChange(db, ctx.idempotency, mutation.resourceId) : Promise.resolve()),
+};
 
 /**
  * When `key`'s request got no answer worth keeping (a server error, a rate limit): frees the key,

@@ -1,5 +1,6 @@
 // Every resource kind the API serves. A new kind is one line here; the map of kinds (prefix →
 // kind) that renders Refs and checks references is built from these definitions.
+import { MUTATION_OBSERVERS } from './mutation-observers.js';
 import type { AnyDefinition } from '../crud/definition.js';
 import { Kinds } from '../crud/kinds.js';
 import { createResource, type Resource } from '../crud/resource.js';
@@ -84,5 +85,7 @@ export type Resources = Record<keyof ReturnType<typeof resourceDefinitions>, Res
 export function buildResources(deps: ResourceDeps): Resources {
   const definitions = resourceDefinitions(deps);
   const kinds = new Kinds(Object.values(definitions), PLAIN_KINDS);
-  return Object.fromEntries(Object.entries(definitions).map(([name, d]) => [name, createResource(deps.store, kinds, d as AnyDefinition)])) as Resources;
+  return Object.fromEntries(
+    Object.entries(definitions).map(([name, d]) => [name, createResource(deps.store, kinds, d as AnyDefinition, MUTATION_OBSERVERS)]),
+  ) as Resources;
 }

@@ -1,6 +1,7 @@
 // The seams the next kinds need, proved with kinds defined here over existing tables: a kind
 // under a parent in the path (`/ip_policies/{ip_policy_id}/rules`), a kind without a list,
 // path-only uris, and the generic 409 for a unique or foreign-key violation no kind maps.
+import { MUTATION_OBSERVERS } from '../../src/modules/mutation-observers.js';
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { Type } from '@sinclair/typebox';
@@ -82,7 +83,7 @@ describeEachStore('core seams', (h) => {
     const { ipPolicyRules: _served, ...others } = resourceDefinitions({ ...deps, domains: deps.config.domains });
     const definitions: Record<string, AnyDefinition> = { ...others, nestedRules, uncheckedRules, unmappedBots };
     const kinds = new Kinds(Object.values(definitions), [{ kind: 'user', title: 'user', prefix: 'usr', table: 'users' }]);
-    const resources = Object.fromEntries(Object.entries(definitions).map(([name, d]) => [name, createResource(deps.store, kinds, d)]));
+    const resources = Object.fromEntries(Object.entries(definitions).map(([name, d]) => [name, createResource(deps.store, kinds, d, MUTATION_OBSERVERS)]));
     app = await buildApp({ ...deps, resources: resources as never });
     await app.listen({ host: '127.0.0.1', port: 0 });
     base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;

@@ -12,7 +12,8 @@ import { errors } from '../../core/errors.js';
 import { hasPrefix, newId } from '../../core/ids.js';
 import { EmptyBody, IdParams, NoQuery, errorResponses } from '../../core/schema.js';
 import { rfc3339 } from '../../core/time.js';
-import { recordAuditEvent } from '../../crud/audit.js';
+import { observeMutation } from '../../db/observers.js';
+import { MUTATION_OBSERVERS } from '../mutation-observers.js';
 import { readOnlyMayOnlyRead } from '../../crud/resource.js';
 import { scopedRead, scopedTx } from '../../db/scoped.js';
 import { ForeignKeyViolation, type Store } from '../../db/store.js';
@@ -52,7 +53,7 @@ export async function runSessionCommand(deps: Deps, ctx: RequestContext, id: str
   if (result.outcome === 'failed') throw errors.agentCommandFailed({ command: verb(command), id, reason: result.reason });
   if (result.outcome === 'sent') {
     // The agent has it: a failure to record that must not invite a retry (a second restart).
-    await scopedTx(deps.store, ctx.scope, (db) => recordAuditEvent(db, ctx, { operation, resourceId: id })).catch(() => undefined);
+    await scopedTx(deps.store, ctx.scope, (db) => observeMutation(MUTATION_OBSERVERS, db, ctx, { operation, resourceId: id })).catch(() => undefined);
     return;
   }
 
@@ -64,7 +65,7 @@ export async function runSessionCommand(deps: Deps, ctx: RequestContext, id: str
       const waiting = await db.select('agent_session_commands', { session_id: id });
       if (waiting.length >= MAX_QUEUED_COMMANDS) throw errors.tooManyQueuedCommands({ id, max: MAX_QUEUED_COMMANDS });
       await db.insert('agent_session_commands', { id: newId('cmd'), session_id: id, command: JSON.stringify(command), created_at: rfc3339(ctx.now) });
-      await recordAuditEvent(db, ctx, { operation, resourceId: id });
+      await observeMutation(MUTATION_OBSERVERS, db, ctx, { operation, resourceId: id });
     });
   } catch (error) {
     // The session's row went between the read and the insert: it ended.
