@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import tls from 'node:tls';
 import { Session, type MuxadoStream } from '../../src/lib/muxado/session.js';
 import { acceptTyped, openTyped } from '../../src/lib/muxado/typed.js';
-import { describeEachStore } from '../helpers/harness.js';
+import { describeEachStore, type Harness } from '../helpers/harness.js';
 
 /** Writes one request on a new typed stream and reads the reply to its end (the server sends FIN). */
 async function rpc(session: Session, type: number, json: string): Promise<Record<string, unknown>> {
@@ -34,20 +34,27 @@ const TCP_BIND =
   '{"Id":"","Proto":"tcp","ForwardsTo":"nowhere:1","ForwardsProto":"","Opts":{"Addr":"","ProxyProto":0,"IPRestriction":null,"TrafficPolicy":null},' +
   '"Extra":{"Token":"","IPPolicyRef":"","Metadata":"","Bindings":[],"PoolingEnabled":false}}';
 
+/** A new account's credential, and an agent of edgeplane's own muxado client authenticated with it. */
+async function handDrivenAgent(h: Harness, onStream: () => void) {
+  const api = await h.newAccount();
+  const created = await api.post('/credentials', {});
+  const socket = tls.connect({ host: '127.0.0.1', port: h.agents!.port, ca: h.agents!.caPem, servername: 'localhost' });
+  await once(socket, 'secureConnect');
+  socket.on('error', () => {});
+  const session = new Session(socket, { role: 'client' });
+  session.on('error', () => {});
+  acceptTyped(session, { onStream });
+  const authed = await rpc(session, 0, auth(created.json.token as string));
+  return { api, socket, session, authed };
+}
+
 describeEachStore(
   'agents that misbehave',
   (h) => {
     test('bounds what a public client can push at it, and is dropped by the heartbeat', async (t) => {
-      const api = await h().newAccount();
-      const created = await api.post('/credentials', {});
-      const socket = tls.connect({ host: '127.0.0.1', port: h().agents!.port, ca: h().agents!.caPem, servername: 'localhost' });
-      await once(socket, 'secureConnect');
-      socket.on('error', () => {});
-      const session = new Session(socket, { role: 'client' });
-      session.on('error', () => {});
       let proxied = 0;
-      acceptTyped(session, { onStream: () => proxied++ }); // the server's heartbeat is echoed until the agent stalls
-      const authed = await rpc(session, 0, auth(created.json.token as string));
+      // The server's heartbeat is echoed until the agent stalls; a proxy stream is counted.
+      const { api, socket, session, authed } = await handDrivenAgent(h(), () => proxied++);
       assert.match(String(authed.ClientId), /^ts_/, JSON.stringify(authed));
       const bound = await rpc(session, 1, TCP_BIND);
       const port = Number(new URL(String(bound.URL).replace(/^tcp:/, 'http:')).port);
@@ -96,15 +103,7 @@ describeEachStore(
     });
 
     test('a session with its requests in flight has the next answered at once, and the others served', async () => {
-      const api = await h().newAccount();
-      const created = await api.post('/credentials', {});
-      const socket = tls.connect({ host: '127.0.0.1', port: h().agents!.port, ca: h().agents!.caPem, servername: 'localhost' });
-      await once(socket, 'secureConnect');
-      socket.on('error', () => {});
-      const session = new Session(socket, { role: 'client' });
-      session.on('error', () => {});
-      acceptTyped(session, { onStream: () => {} });
-      await rpc(session, 0, auth(created.json.token as string));
+      const { socket, session } = await handDrivenAgent(h(), () => {});
       // Four binds begun and left unfinished (half their JSON): all the session may have in flight.
       const pending = Array.from({ length: 4 }, () => {
         const stream = openTyped(session, 1);
