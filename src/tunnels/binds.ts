@@ -8,7 +8,7 @@
 import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
 import type { DomainSettings } from '../config.js';
 import { derivedId, idTime } from '../core/ids.js';
-import { read, type Store } from '../db/store.js';
+import { readAcrossAccounts, type CrossAccountReader } from '../db/cross-account.js';
 import type { Bind, StartTunnelWithLabel } from '../lib/agent-proto/messages.js';
 import { parseDomainName } from '../lib/dns/names.js';
 import { aclAllowsAddress, aclAllowsLabels, aclAllowsName } from '../modules/credentials/credential-acl.js';
@@ -140,8 +140,8 @@ export function urlOfToken(key: Buffer, sessionId: string, proto: string, token:
   return given.length === expected.length && timingSafeEqual(given, expected) ? url : undefined;
 }
 
-async function currentAcl(store: Store, credentialId: string): Promise<string[] | undefined> {
-  const row = await read(() => store.reader.selectFrom('credentials').select('acl').where('id', '=', credentialId).executeTakeFirst());
+async function currentAcl(store: CrossAccountReader, credentialId: string): Promise<string[] | undefined> {
+  const row = await readAcrossAccounts(store, (reader) => reader.selectFrom('credentials').select('acl').where('id', '=', credentialId).executeTakeFirst());
   return row ? (JSON.parse(row.acl) as string[]) : undefined;
 }
 
@@ -154,9 +154,11 @@ function coveringWildcards(name: string): string[] {
 }
 
 /** The reserved domain of the account that `name` is served under, or the refusal. */
-async function ownedDomain(store: Store, accountId: string, name: string): Promise<{ id: string }> {
+async function ownedDomain(store: CrossAccountReader, accountId: string, name: string): Promise<{ id: string }> {
   const candidates = [name, ...coveringWildcards(name)];
-  const rows = await read(() => store.reader.selectFrom('reserved_domains').select(['id', 'account_id', 'domain']).where('domain', 'in', candidates).execute());
+  const rows = await readAcrossAccounts(store, (reader) =>
+    reader.selectFrom('reserved_domains').select(['id', 'account_id', 'domain']).where('domain', 'in', candidates).execute(),
+  );
   // The nearest: the name itself, then the closest wildcard.
   const byName = new Map(rows.map((r) => [r.domain, r]));
   for (const candidate of candidates) {
@@ -176,7 +178,8 @@ function refusedByAcl(what: string): BindRefused {
 }
 
 export interface PlaceOptions {
-  store: Store;
+  /** Names, addresses and the credential are looked up across accounts (each is unique across them). */
+  store: CrossAccountReader;
   settings: BindSettings;
   session: BindingSession;
   /** Whether a TCP port is free to listen on here (bound by no tunnel and no other program). */
@@ -272,8 +275,8 @@ async function placeAddress(asked: string, previousUrl: string | undefined, opti
     const match = /^([^:]+):(\d{1,5})$/.exec(wanted);
     if (!match || Number(match[2]) > 65535) throw new BindRefused(`'${wanted}' is not an address (host:port).`, BIND_ERRORS.badRequest);
     const addr = `${match[1]!.toLowerCase()}:${Number(match[2])}`;
-    const row = await read(() =>
-      store.reader.selectFrom('reserved_addrs').select(['id', 'account_id', 'host', 'port']).where('addr', '=', addr).executeTakeFirst(),
+    const row = await readAcrossAccounts(store, (reader) =>
+      reader.selectFrom('reserved_addrs').select(['id', 'account_id', 'host', 'port']).where('addr', '=', addr).executeTakeFirst(),
     );
     if (row && row.account_id !== session.accountId)
       throw new BindRefused(`The address '${addr}' is reserved for another account.`, BIND_ERRORS.addressOfAnotherAccount);
@@ -291,7 +294,7 @@ async function placeAddress(asked: string, previousUrl: string | undefined, opti
     const range = settings.domains.tcpAddresses[randomInt(settings.domains.tcpAddresses.length)]!;
     const port = range.from + randomInt(range.to - range.from + 1);
     if (!options.tcpPortFree(port)) continue;
-    const taken = await read(() => store.reader.selectFrom('reserved_addrs').select('id').where('port', '=', port).executeTakeFirst());
+    const taken = await readAcrossAccounts(store, (reader) => reader.selectFrom('reserved_addrs').select('id').where('port', '=', port).executeTakeFirst());
     if (!taken) return { host: range.host, port };
   }
   throw new BindRefused('No free TCP address is left in the pool.', BIND_ERRORS.unavailable);
