@@ -4,7 +4,8 @@
 // certificate for its name and its requests proxied by Host.
 import https from 'node:https';
 import type net from 'node:net';
-import { pipeline, type Duplex } from 'node:stream';
+import type { Duplex } from 'node:stream';
+import { joinStreams } from '../lib/stream/join.js';
 import type { Logger } from 'pino';
 import { ClientHelloReader } from '../lib/tls/client-hello.js';
 import type { IngressDirectory, TunnelTarget } from '../core/live-agents.js';
@@ -90,7 +91,6 @@ function passThrough(socket: net.Socket, target: TunnelTarget, log: Logger): voi
     return;
   }
   socket.setKeepAlive(true, 30_000);
-  pipeline(socket, stream, socket, (err) => {
-    if (err) log.debug({ err: err.message, tunnel_id: target.tunnelId }, 'ingress: TLS connection ended with an error');
-  });
+  // Joined as a TCP endpoint's connection is: half-close kept, an error or close on one side ends the other.
+  joinStreams(socket, stream);
 }

@@ -3,7 +3,7 @@
 // connection becomes a stream to the agent, joined both ways.
 import net from 'node:net';
 import type { Logger } from 'pino';
-import { joinStreams } from './join.js';
+import { joinStreams } from '../lib/stream/join.js';
 import type { TunnelTarget } from '../core/live-agents.js';
 
 export interface TcpIngressOptions {
