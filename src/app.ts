@@ -8,9 +8,9 @@ import { clientErrorHandler, frameworkError, registerErrorHandling } from './htt
 import { registerHealth } from './http/health.js';
 import { registerIdempotency } from './http/idempotency.js';
 import { registerMetrics } from './http/metrics.js';
-import { managedCertificates } from './modules/certificate-management/certificate-report.js';
+import { managedCertificates } from './certificates/certificate-report.js';
 import { registerOpenApi } from './http/openapi.js';
-import { registerTunnelSessionCommands } from './modules/tunnel-sessions/tunnel-session.commands.js';
+import { registerTunnelSessionCommands } from './resources/tunnel-sessions/tunnel-session.commands.js';
 import { registerProtocol } from './http/protocol.js';
 import { registerRateLimit } from './http/rate-limit.js';
 import { validatorCompiler } from './http/validation.js';

@@ -10,9 +10,9 @@ import { systemClock } from './core/time.js';
 import { backupStore, BackupError, type BackupProgress, type BackupResult } from './db/backup.js';
 import { openMigrated, type Store } from './db/store.js';
 import { StoreStartError } from './db/store-problems.js';
-import { managedCertificates, statusLine } from './modules/certificate-management/certificate-report.js';
-import { IpRestrictionOperator } from './modules/ip-restrictions/ip-restriction.operator.js';
-import { AccountService, ConflictError, InputError, ROLES, type IssuedUser } from './modules/accounts/account.service.js';
+import { managedCertificates, statusLine } from './certificates/certificate-report.js';
+import { IpRestrictionOperator } from './resources/ip-restrictions/ip-restriction.operator.js';
+import { AccountService, ConflictError, InputError, ROLES, type IssuedUser } from './accounts/account.service.js';
 import { startServer } from './main.js';
 
 /** Exit codes: 0 done, 1 an unexpected failure (a bug: the stack is printed), 2 usage, settings, input or the store, 3 exists already. */

@@ -7,12 +7,12 @@ import type { Store } from './db/store.js';
 import type { CrossAccountReader } from './db/cross-account.js';
 import type { JobDefinition } from './jobs/runner.js';
 import { createRequestLimiter, type RequestLimiter } from './http/rate-limit.js';
-import { certificateJobs, type AutomationTuning } from './modules/certificate-management/certificate-automation.js';
-import { KeyAuthenticator } from './modules/api-keys/api-key.auth.js';
-import { AccountService } from './modules/accounts/account.service.js';
-import { ApiIpGuard } from './modules/ip-restrictions/api-ip-guard.js';
-import { buildResources, type Resources } from './modules/registry.js';
-import { noSessionsHere } from './modules/tunnel-sessions/tunnel-session.commands.js';
+import { certificateJobs, type AutomationTuning } from './certificates/certificate-automation.js';
+import { KeyAuthenticator } from './resources/api-keys/api-key.auth.js';
+import { AccountService } from './accounts/account.service.js';
+import { ApiIpGuard } from './resources/ip-restrictions/api-ip-guard.js';
+import { buildResources, type Resources } from './resources/registry.js';
+import { noSessionsHere } from './resources/tunnel-sessions/tunnel-session.commands.js';
 import type { SessionCommands } from './core/live-agents.js';
 
 export interface Deps {

@@ -10,7 +10,7 @@ import type { Config } from './config.js';
 import { createDeps, type Deps } from './deps.js';
 import { openMigrated } from './db/store.js';
 import { JobRunner } from './jobs/runner.js';
-import { startChallengeListeners, type AutomationTuning } from './modules/certificate-management/certificate-automation.js';
+import { startChallengeListeners, type AutomationTuning } from './certificates/certificate-automation.js';
 import { createLogger } from './logger.js';
 import { loadMasterKey } from './master-key.js';
 import { ensurePrivateDataDir, issueIntoFile, privateFiles, tightenPrivateFiles, TOKEN_FILE } from './private-files.js';

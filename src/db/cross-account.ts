@@ -2,7 +2,7 @@
 // the account to every query; the few reads that must look past it (a token or key found by its
 // id, the certificate served for a name, a name unique across accounts, a free port of the shared
 // pool, the operator's certificate report) take a CrossAccountReader instead, handed to them where
-// they are wired (src/deps.ts, src/modules/registry.ts, or the caller of a data-plane function), so
+// they are wired (src/deps.ts, src/resources/registry.ts, or the caller of a data-plane function), so
 // that every such read shows in a signature. The queries themselves live in the features that own
 // them; this file only gives them the executor.
 import type { Kysely } from 'kysely';

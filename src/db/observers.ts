@@ -3,7 +3,7 @@
 // with, in the mutation's transaction, so that whatever an observer writes commits or rolls back
 // with the change. Each observer lives with what it serves (the audit log in crud/audit.ts,
 // Idempotency-Key marks in db/idempotency.ts; the config revision the edges will listen to is the
-// next); src/modules/mutation-observers.ts lists them.
+// next); src/resources/mutation-observers.ts lists them.
 import type { RequestContext } from '../core/context.js';
 import type { ScopedDb } from './scoped.js';
 

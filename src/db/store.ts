@@ -7,7 +7,7 @@ import { isPostgresForeignKeyError, openPostgres, postgresOutage, postgresUnique
 import { isSqliteBusy, isSqliteForeignKeyError, openSqlite, sqliteUniqueTarget } from './dialects/sqlite.js';
 import { migrationProvider } from './migrations/index.js';
 import { explainStoreProblem, StoreStartError } from './store-problems.js';
-import type { Dialect } from './dialect.js';
+import type { Dialect } from './dialects/dialect.js';
 import type { Database } from './schema.js';
 
 export type { Dialect };

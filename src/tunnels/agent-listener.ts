@@ -25,7 +25,7 @@ import { encodeProxyStreamHeader, encodeStreamType, RequestStreamReader } from '
 import { ErrorCode, MuxadoError } from '../lib/muxado/frame.js';
 import { Session, type MuxadoStream } from '../lib/muxado/session.js';
 import { acceptTyped, startHeartbeat } from '../lib/muxado/typed.js';
-import { authenticateAgentToken, looksLikeAgentToken, usableCredentialIds, type AgentCredential } from '../modules/credentials/credential.token.js';
+import { authenticateAgentToken, looksLikeAgentToken, usableCredentialIds, type AgentCredential } from '../resources/credentials/credential.token.js';
 import { randomBase62 } from '../core/ids.js';
 import { BIND_ERRORS, BindRefused, placeBind, placeLabeled, type BindSettings, type Placement } from './binds.js';
 import type { LiveTunnel, TunnelTarget } from '../core/live-agents.js';

@@ -11,7 +11,7 @@ import { derivedId, idTime } from '../core/ids.js';
 import { readAcrossAccounts, type CrossAccountReader } from '../db/cross-account.js';
 import type { Bind, StartTunnelWithLabel } from '../lib/agent-proto/messages.js';
 import { parseDomainName } from '../lib/dns/names.js';
-import { aclAllowsAddress, aclAllowsLabels, aclAllowsName } from '../modules/credentials/credential-acl.js';
+import { aclAllowsAddress, aclAllowsLabels, aclAllowsName } from '../resources/credentials/credential-acl.js';
 import type { EndpointProto, LiveTunnel } from '../core/live-agents.js';
 import { routeKey } from './registry.js';
 

@@ -1,7 +1,7 @@
 // The seams the next kinds need, proved with kinds defined here over existing tables: a kind
 // under a parent in the path (`/ip_policies/{ip_policy_id}/rules`), a kind without a list,
 // path-only uris, and the generic 409 for a unique or foreign-key violation no kind maps.
-import { MUTATION_OBSERVERS } from '../../src/modules/mutation-observers.js';
+import { MUTATION_OBSERVERS } from '../../src/resources/mutation-observers.js';
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { Type } from '@sinclair/typebox';
@@ -13,8 +13,8 @@ import { defineResource, type AnyDefinition } from '../../src/crud/definition.js
 import { Kinds } from '../../src/crud/kinds.js';
 import { createResource } from '../../src/crud/resource.js';
 import type { IpPolicyRulesTable, BotUsersTable } from '../../src/db/schema.js';
-import { ipPolicyRuleDefinition } from '../../src/modules/ip-policy-rules/ip-policy-rule.resource.js';
-import { resourceDefinitions } from '../../src/modules/registry.js';
+import { ipPolicyRuleDefinition } from '../../src/resources/ip-policy-rules/ip-policy-rule.resource.js';
+import { resourceDefinitions } from '../../src/resources/registry.js';
 import { describeEachStore, type Api } from '../helpers/harness.js';
 
 const NestedRule = Type.Object({ ...DescribedFields('ipr'), cidr: Type.String(), action: Type.String(), ip_policy: Ref });

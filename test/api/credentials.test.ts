@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { it } from 'node:test';
-import { authenticateAgentToken } from '../../src/modules/credentials/credential.token.js';
+import { authenticateAgentToken } from '../../src/resources/credentials/credential.token.js';
 import { describeEachStore } from '../helpers/harness.js';
 
 const withKey = (key: string) => ({ headers: { 'Idempotency-Key': key } });

@@ -209,7 +209,7 @@ describeEachStore('IP restrictions', (h) => {
           created_at: '2026-01-01T00:00:00Z',
         })
         .execute();
-      const { bumpIpRevision } = await import('../../src/modules/ip-policies/ip-revision.js');
+      const { bumpIpRevision } = await import('../../src/resources/ip-policies/ip-revision.js');
       const { scopedTx } = await import('../../src/db/scoped.js');
       await scopedTx(h().deps.store, { accountId: api.info.accountId }, bumpIpRevision);
       await until(

@@ -16,7 +16,7 @@ import { loadConfig } from '../../src/config.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import { migrate, openStore, type Store } from '../../src/db/store.js';
 import { systemClock } from '../../src/core/time.js';
-import { AccountService } from '../../src/modules/accounts/account.service.js';
+import { AccountService } from '../../src/accounts/account.service.js';
 import { describeEachStore, startHarness, type Harness } from '../helpers/harness.js';
 import { spawnServe, type ServeProcess } from '../helpers/serve-process.js';
 

@@ -10,10 +10,10 @@ import { createAccount } from '../../src/db/accounts.js';
 import { publishChallenge, withdrawChallenges } from '../../src/db/acme.js';
 import { scopedTx } from '../../src/db/scoped.js';
 import { DnsLookupError, createResolver } from '../../src/lib/dns/resolver.js';
-import { NO_MANAGEMENT } from '../../src/modules/certificate-management/certificate-management.js';
-import { startAuthoritativeDns } from '../../src/modules/certificate-management/dns-responder.js';
-import { startHttp01Responder } from '../../src/modules/certificate-management/http01-responder.js';
-import { reversedName } from '../../src/modules/reserved-domains/domain-names.js';
+import { NO_MANAGEMENT } from '../../src/certificates/certificate-management.js';
+import { startAuthoritativeDns } from '../../src/certificates/dns-responder.js';
+import { startHttp01Responder } from '../../src/certificates/http01-responder.js';
+import { reversedName } from '../../src/resources/reserved-domains/domain-names.js';
 import { freshStore, storeKinds } from '../helpers/harness.js';
 
 const log = pino({ level: 'silent' });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { hashSecret, newKeyMaterial, parseAuthorization, sameDigest } from '../../src/modules/api-keys/api-key.token.js';
+import { hashSecret, newKeyMaterial, parseAuthorization, sameDigest } from '../../src/resources/api-keys/api-key.token.js';
 
 describe('API key tokens', () => {
   it('hashes a secret to the SHA-256 of its UTF-8 bytes, as lowercase hex', () => {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { derivedId, hasPrefix, idTime, newId } from '../../src/core/ids.js';
-import { aclAllowsAddress, aclAllowsLabels, aclAllowsName } from '../../src/modules/credentials/credential-acl.js';
+import { aclAllowsAddress, aclAllowsLabels, aclAllowsName } from '../../src/resources/credentials/credential-acl.js';
 import { tunnelToken, urlOfToken } from '../../src/tunnels/binds.js';
 
 describe('ACL rules at bind time', () => {

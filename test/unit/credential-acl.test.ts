@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiError } from '../../src/core/errors.js';
-import { MAX_ACL_RULES, readAcl, readAclRule } from '../../src/modules/credentials/credential-acl.js';
-import { newCredentialMaterial } from '../../src/modules/credentials/credential.token.js';
-import { hashSecret } from '../../src/modules/api-keys/api-key.token.js';
+import { MAX_ACL_RULES, readAcl, readAclRule } from '../../src/resources/credentials/credential-acl.js';
+import { newCredentialMaterial } from '../../src/resources/credentials/credential.token.js';
+import { hashSecret } from '../../src/resources/api-keys/api-key.token.js';
 
 function refusal(rule: string): { code: string; message: string } {
   try {

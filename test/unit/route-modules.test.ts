@@ -17,8 +17,8 @@ import {
   userAgentFilterModule,
   webhookVerificationModule,
   websocketTcpConverterModule,
-} from '../../src/modules/edge-modules/route-modules.js';
-import { MAX_IDP_METADATA_BYTES, oauthModule, oidcModule, samlModule } from '../../src/modules/edge-modules/sign-in-modules.js';
+} from '../../src/edge-config/modules/route-modules.js';
+import { MAX_IDP_METADATA_BYTES, oauthModule, oidcModule, samlModule } from '../../src/edge-config/modules/sign-in-modules.js';
 
 const sealer = new Sealer(randomBytes(32));
 const ctx = { baseUrl: 'https://api.test' } as never;

@@ -4,14 +4,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { throwsApiError } from '../helpers/assertions.js';
 import { newId } from '../../src/core/ids.js';
-import { checkExpression, checkValueExpression, type CelEnvName } from '../../src/modules/traffic-policy/cel.js';
+import { checkExpression, checkValueExpression, type CelEnvName } from '../../src/edge-config/traffic-policy/cel.js';
 import {
   MAX_RESPONSE_CONTENT_BYTES,
   checkEndpointPolicy,
   checkTrafficPolicyDocument,
   documentPolicyIds,
   policyIdsOf,
-} from '../../src/modules/traffic-policy/traffic-policy.js';
+} from '../../src/edge-config/traffic-policy/traffic-policy.js';
 
 /** Runs `fn`, expects an ApiError with `code`, returns its message. */
 const fails = (fn: () => unknown, code: number): string => throwsApiError(fn, code).message;

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { throwsApiError } from '../helpers/assertions.js';
 import { newId } from '../../src/core/ids.js';
-import { checkExpression } from '../../src/modules/traffic-policy/cel.js';
+import { checkExpression } from '../../src/edge-config/traffic-policy/cel.js';
 import {
   DOCUMENT_LIMITS,
   LIMITS,
@@ -12,7 +12,7 @@ import {
   checkTrafficPolicyDocument,
   documentPolicyIds,
   policyIdsOf,
-} from '../../src/modules/traffic-policy/traffic-policy.js';
+} from '../../src/edge-config/traffic-policy/traffic-policy.js';
 
 const rule = (over: Record<string, unknown> = {}) => ({ name: 'r1', expressions: [] as unknown[], actions: [{ type: 'deny' }] as unknown[], ...over });
 const inbound = (...rules: unknown[]) => ({ inbound: rules });

@@ -1,7 +1,7 @@
 // Frozen: accounts, users, bot users and API keys. Never edit a migration that has shipped;
 // add a new one.
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../dialect.js';
+import type { Dialect } from '../dialects/dialect.js';
 import { idType } from './types.js';
 
 export function foundation(dialect: Dialect) {

@@ -1,7 +1,7 @@
 // Frozen: IP policies, their rules, IP restrictions, and the per-account revision that tells
 // every instance when to recompile its IP matchers.
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../dialect.js';
+import type { Dialect } from '../dialects/dialect.js';
 import { idType } from './types.js';
 
 export function ipPolicies(dialect: Dialect) {

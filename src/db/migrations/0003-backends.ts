@@ -1,7 +1,7 @@
 // Frozen: the five backend kinds, and the links from failover and weighted backends to their
 // children. Maps and lists inside a row (labels, headers) are JSON text in both stores.
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../dialect.js';
+import type { Dialect } from '../dialects/dialect.js';
 import { idType } from './types.js';
 
 export const BACKEND_TABLES = ['backends_tunnel_group', 'backends_http_response', 'backends_static', 'backends_failover', 'backends_weighted'] as const;

@@ -1,7 +1,7 @@
 // Frozen: SSH certificate authorities (private key sealed), and the user and host certificates
 // they signed. Lists and maps inside a row are JSON text in both stores.
 import type { CreateTableBuilder, Kysely } from 'kysely';
-import type { Dialect } from '../dialect.js';
+import type { Dialect } from '../dialects/dialect.js';
 import { idType } from './types.js';
 
 export function ssh(dialect: Dialect) {

@@ -1,7 +1,7 @@
 // Frozen: every account-owned table carries account_id, join tables included, so that the
 // scoped executor can add it to every query. ip_restriction_policies was the one without.
 import { sql, type Kysely } from 'kysely';
-import type { Dialect } from '../dialect.js';
+import type { Dialect } from '../dialects/dialect.js';
 import { idType } from './types.js';
 
 export function joinTableAccounts(dialect: Dialect) {

@@ -3,7 +3,7 @@
 // reverse order, `com.example.app`) finds the names under a base with an index range, for the
 // wildcard checks. Domains and ingresses carry the same certificate management columns.
 import type { CreateTableBuilder, Kysely } from 'kysely';
-import type { Dialect } from '../dialect.js';
+import type { Dialect } from '../dialects/dialect.js';
 import { idType } from './types.js';
 
 export function domains(dialect: Dialect) {

@@ -3,7 +3,7 @@
 // value as JSON, and the ids it names in a table of their own, so that deleting a backend or an
 // IP policy that a module names is refused like any other reference.
 import type { CreateTableBuilder, Kysely } from 'kysely';
-import type { Dialect } from '../dialect.js';
+import type { Dialect } from '../dialects/dialect.js';
 import { idType } from './types.js';
 
 export function edges(dialect: Dialect) {

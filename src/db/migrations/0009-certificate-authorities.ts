@@ -1,6 +1,6 @@
 // Frozen: certificate authorities that mutual TLS modules trust (their certificate only; no key).
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../dialect.js';
+import type { Dialect } from '../dialects/dialect.js';
 import { idType } from './types.js';
 
 export function certificateAuthorities(dialect: Dialect) {

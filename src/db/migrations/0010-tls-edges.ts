@@ -1,7 +1,7 @@
 // Frozen: TLS edges, and the reserved domains edges serve (TLS edges now, HTTPS edges later: a
 // domain is served by one edge of either kind at most, so both share one table).
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../dialect.js';
+import type { Dialect } from '../dialects/dialect.js';
 import { idType } from './types.js';
 
 export function tlsEdges(dialect: Dialect) {

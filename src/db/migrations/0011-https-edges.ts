@@ -1,7 +1,7 @@
 // Frozen: HTTPS edges and their routes. An edge's hostports are rows of `edge_domains` (shared
 // with TLS edges); its modules and its routes' modules are rows of `modules`.
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../dialect.js';
+import type { Dialect } from '../dialects/dialect.js';
 import { idType } from './types.js';
 
 export function httpsEdges(dialect: Dialect) {

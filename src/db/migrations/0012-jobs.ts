@@ -2,7 +2,7 @@
 // the transaction of the change that needs it; runners on every instance claim due rows with a
 // lease. Instants are `Date.toISOString()` text, fixed width, so that they compare as text.
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../dialect.js';
+import type { Dialect } from '../dialects/dialect.js';
 import { idType } from './types.js';
 
 export function jobs(dialect: Dialect) {

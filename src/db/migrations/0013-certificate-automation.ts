@@ -1,9 +1,9 @@
-// Frozen: certificate automation (src/modules/certificate-management/). The ACME account of each
+// Frozen: certificate automation (src/certificates/). The ACME account of each
 // directory (its key sealed), the challenge answers the built-in HTTP-01 responder and DNS server
 // serve (read by every instance, so any of them may answer the CA), and the certificate an agent
 // ingress was issued (a reserved domain's is its `certificate_id`).
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../dialect.js';
+import type { Dialect } from '../dialects/dialect.js';
 import { idType } from './types.js';
 
 export function certificateAutomation(dialect: Dialect) {

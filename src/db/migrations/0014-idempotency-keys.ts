@@ -2,7 +2,7 @@
 // The key is the account's: (account_id, key) is the primary key, so two requests with one key,
 // on any instances, cannot both claim it.
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../dialect.js';
+import type { Dialect } from '../dialects/dialect.js';
 import { idType } from './types.js';
 
 export function idempotencyKeys(dialect: Dialect) {

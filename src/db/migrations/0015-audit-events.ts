@@ -3,7 +3,7 @@
 // resource acted on) and when. No request body is kept, so no secret sent in one can be here.
 // Rows go with their account; lists page on (account_id, id), newest first.
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../dialect.js';
+import type { Dialect } from '../dialects/dialect.js';
 import { idType } from './types.js';
 
 export function auditEvents(dialect: Dialect) {

@@ -3,7 +3,7 @@
 // but whose answer was lost (the database's connection broke as it committed) is then known as
 // carried out, and a retry with the key is told so instead of making the change again.
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../dialect.js';
+import type { Dialect } from '../dialects/dialect.js';
 import { idType } from './types.js';
 
 export function idempotencyOutcome(dialect: Dialect) {

@@ -3,7 +3,7 @@
 // request. The table is made anew with the credential in its primary key. Rows kept until now
 // are dropped: they were matched per account, and an API key's recorded answer held its token.
 import { sql, type Kysely } from 'kysely';
-import type { Dialect } from '../dialect.js';
+import type { Dialect } from '../dialects/dialect.js';
 import { idType } from './types.js';
 
 function createTable(db: Kysely<unknown>, dialect: Dialect, withCredential: boolean) {

@@ -2,7 +2,7 @@
 // have it), so that the names another account holds under an ingress domain are found with an
 // index range: an agent ingress domain and every name under it belong to one account.
 import { sql, type Kysely } from 'kysely';
-import type { Dialect } from '../dialect.js';
+import type { Dialect } from '../dialects/dialect.js';
 import { idType } from './types.js';
 
 const reversed = (name: string) => name.split('.').reverse().join('.');

@@ -1,7 +1,7 @@
 // Frozen: credentials, the authtokens agents present when they dial in. As with API keys, only a
 // SHA-256 hash of the token's secret is kept; the ACL is a JSON array of rules in their stored form.
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../dialect.js';
+import type { Dialect } from '../dialects/dialect.js';
 import { idType } from './types.js';
 
 export function credentials(dialect: Dialect) {

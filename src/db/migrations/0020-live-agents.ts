@@ -11,7 +11,7 @@
 // instance's sync deletes the rows. `live_endpoints` shows the tunnels that bound an endpoint,
 // under the endpoint's id.
 import { sql, type Kysely } from 'kysely';
-import type { Dialect } from '../dialect.js';
+import type { Dialect } from '../dialects/dialect.js';
 import { idType } from './types.js';
 
 export function liveAgents(dialect: Dialect) {

@@ -1,6 +1,6 @@
 // The ordered list of migrations. Names sort in the order they run.
 import type { Migration, MigrationProvider } from 'kysely';
-import type { Dialect } from '../dialect.js';
+import type { Dialect } from '../dialects/dialect.js';
 import { foundation } from './0001-foundation.js';
 import { ipPolicies } from './0002-ip-policies.js';
 import { backends } from './0003-backends.js';

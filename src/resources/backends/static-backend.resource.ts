@@ -1,0 +1,25 @@
+// Static backends: forward to a fixed address, with or without TLS.
+import { describedChanges, describedColumns, describedResponse } from '../../core/schema.js';
+import { defineResource } from '../../crud/definition.js';
+import { toBool, type StaticBackendsTable } from '../../db/schema.js';
+import { backendInUse } from './backend-links.js';
+import * as S from './backend.schema.js';
+import { checkAddress } from './backend-values.js';
+
+export const staticBackend = defineResource({
+  kind: 'static_backend',
+  title: 'static backend',
+  prefix: 'bkdsc',
+  path: '/backends/static',
+  listKey: 'backends',
+  table: 'backends_static',
+  schemas: { resource: S.StaticBackend, create: S.StaticBackendCreate, update: S.StaticBackendUpdate },
+  inUse: backendInUse,
+  prepare: (_ctx, body) => ({ row: { ...describedColumns(body), address: checkAddress(body.address), tls_enabled: body.tls?.enabled ?? false } }),
+  patch: (_ctx, body): Partial<StaticBackendsTable> => ({
+    ...describedChanges(body),
+    ...(body.address != null && { address: checkAddress(body.address) }),
+    ...(body.tls != null && { tls_enabled: body.tls.enabled ?? false }),
+  }),
+  toApi: (row: StaticBackendsTable) => ({ ...describedResponse(row), address: row.address, tls: { enabled: toBool(row.tls_enabled) } }),
+});
