@@ -7,7 +7,7 @@ import type { RequestContext } from '../core/context.js';
 import type { ApiError } from '../core/errors.js';
 import type { Ref } from '../core/schema.js';
 import type { OwnedTable, RowOf, ScopedDb } from '../db/scoped.js';
-import type { ModuleDefinition } from './modules.js';
+import type { ModuleDefinition, ModuleRule } from './modules.js';
 
 export type Operation = 'create' | 'get' | 'list' | 'update' | 'delete';
 export const ALL_OPERATIONS: readonly Operation[] = ['create', 'get', 'list', 'update', 'delete'];
@@ -35,15 +35,10 @@ export interface View extends RequestContext {
   ref(id: string): Ref;
 }
 
-/** A column of this kind's table that holds the id of another resource. */
-export interface ColumnReference<Row> {
-  column: keyof Row & string;
-  /** Kinds (by name) the id may be of; an id of another prefix fails the existence check. */
+/** What an id may name: the kinds it may be of, and the 400 for one that is none of them in the account. */
+export interface Target {
   kinds: readonly string[];
-  /** The 400 for an id that is no resource of those kinds in the account. */
   notFound(id: string): ApiError;
-  /** When the referenced resource is deleted: refuse (409 naming this row) or delete this row too. */
-  onDelete: 'restrict' | 'cascade';
 }
 
 /** One entry of a list stored in a join table: the referenced id and, where the table has one, a weight. */
@@ -55,8 +50,22 @@ export interface LinkItem {
 /** The join tables; each has the owner column, the target column, account_id and position. */
 export type JoinTable = 'ip_restriction_policies' | 'backend_links';
 
-/** A body field stored as rows of a join table (`ip_policy_ids`, `backends`). */
-export interface LinkField<Value> {
+/** An id in a column of this kind's row (`owner_id`, `certificate_id`). */
+export interface ColumnReference<Row> extends Target {
+  in: 'column';
+  column: keyof Row & string;
+  /** When the referenced resource is deleted: refuse (409 naming this row) or delete this row too. */
+  onDelete: 'restrict' | 'cascade';
+}
+
+/**
+ * A body field of ids (`ip_policy_ids`, `backends`) kept as the rows of a join table, in order:
+ * read into the row as `LinkItem`s before it is shown. Deleting a resource it names is refused.
+ */
+export interface JoinReference extends Target {
+  in: 'join';
+  /** The body and response field. */
+  field: string;
   table: JoinTable;
   /** The column holding this resource's id. */
   from: string;
@@ -64,10 +73,9 @@ export interface LinkField<Value> {
   to: string;
   /** Whether the table has a `weight` column. */
   weighted?: boolean;
-  kinds: readonly string[];
-  notFound(id: string): ApiError;
   /** The body's value as ordered items; refuses bad values (counts, duplicates) before any query. */
-  parse(value: Value): LinkItem[];
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each field's body value has its own shape, checked by the schema first
+  parse(value: any): LinkItem[];
   /**
    * Checks that need the database beyond existence (a cycle), inside the transaction. A write
    * of a field with a check holds the account's lock on the join table from the transaction's
@@ -76,12 +84,28 @@ export interface LinkField<Value> {
   check?(db: ScopedDb, ownerId: string, items: readonly LinkItem[]): Promise<void>;
 }
 
+/**
+ * Ids in rows of another table that the kind's hooks write themselves (a TCP edge's hostports):
+ * the hooks check them; deleting a resource they name is refused, naming the row of this kind.
+ */
+export interface RowsReference {
+  in: 'rows';
+  kinds: readonly string[];
+  table: OwnedTable;
+  column: string;
+  /** The column naming the row of this kind. */
+  referrer: string;
+}
+
+/**
+ * Everywhere a kind keeps ids of other resources, said one way: where the id is kept, what it
+ * may name and what a delete of the named resource does. The registry (kinds.ts) turns these,
+ * the parents and the modules' targets into one existence check and one delete rule.
+ */
+export type Reference<Row> = ColumnReference<Row> | JoinReference | RowsReference;
+
 type CreateBody<S extends ResourceSchemas> = Static<S['create']>;
 type UpdateBody<S extends ResourceSchemas> = Static<S['update']>;
-
-export type LinkFields<S extends ResourceSchemas> = { [K in keyof CreateBody<S>]?: LinkField<NonNullable<CreateBody<S>[K]>> };
-/** A row with the items of each link field, read from the join tables. */
-export type WithLinks<Row, L> = Row & { [K in keyof L]: LinkItem[] };
 
 export interface Prepared<Row> {
   row: Omit<Row, 'id' | 'account_id' | 'created_at'>;
@@ -97,7 +121,7 @@ export interface Subject<Row> {
   body?: unknown;
 }
 
-export interface ResourceDefinition<T extends ResourceTable, S extends ResourceSchemas, L extends LinkFields<S> = Record<never, never>> {
+export interface ResourceDefinition<T extends ResourceTable, S extends ResourceSchemas> {
   /** snake_case singular, used in operation ids (`api_key.create`) and in references. */
   kind: string;
   /** Human name used in messages: "API key". */
@@ -113,17 +137,18 @@ export interface ResourceDefinition<T extends ResourceTable, S extends ResourceS
   operations?: readonly Operation[];
   /**
    * A kind that lives under another: its path parameter, the column that holds the parent's id,
-   * the parent's kind. A write locks the parent against deletion (`key share`), or, with
-   * `serialize`, against every other write under the same parent (`update`), so that checks
-   * across the children (a unique match, a count) hold.
+   * the parent's kind, and what deleting the parent does to its children (delete them with it,
+   * their modules and links too, or refuse). A write locks the parent against deletion
+   * (`key share`), or, with `serialize`, against every other write under the same parent
+   * (`update`), so that checks across the children (a unique match, a count) hold.
    */
-  parent?: { param: string; column: keyof RowOf<T> & string; kind: string; serialize?: boolean };
+  parent?: { param: string; column: keyof RowOf<T> & string; kind: string; serialize?: boolean; onDelete: 'restrict' | 'cascade' };
   /** The resource's `uri`: an absolute address (default) or the path alone. */
   uri?: 'absolute' | 'path';
   /** Fields accepted at creation that a PATCH may not send (400 fieldNotUpdatable). */
   immutable?: readonly string[];
-  references?: readonly ColumnReference<RowOf<T>>[];
-  links?: L;
+  /** Every id of another resource this kind keeps, and where: the parent is declared by `parent`. */
+  references?: readonly Reference<RowOf<T>>[];
   /**
    * Parts of a resource that a DELETE of `<item path>/<name>` takes off it
    * (`/reserved_domains/{id}/certificate`): the columns to change, given the stored row, or the
@@ -136,16 +161,10 @@ export interface ResourceDefinition<T extends ResourceTable, S extends ResourceS
    */
   modules?: readonly ModuleDefinition[];
   /**
-   * Rules on the owner's modules that need the owner's row or other rows (a module allowed by the
-   * owner's type, one route of an edge with OAuth): run in the transaction whenever modules of
-   * the owner are set, with the modules as they are about to be and the names being set.
+   * Rules between this owner's modules that only this kind has (a module allowed by its type, one
+   * route of an edge with OAuth); the rules a module kind brings everywhere are on the module.
    */
-  checkModules?(db: ScopedDb, owner: RowOf<T>, after: ReadonlyMap<string, unknown>, changed: readonly string[]): void | Promise<void>;
-  /**
-   * Other tables of this kind that hold ids of other kinds, written by its hooks (a TCP edge's
-   * hostports): deleting a resource they name is refused, naming the row of this kind.
-   */
-  holds?: readonly { table: OwnedTable; column: string; referrer: string; kinds: readonly string[] }[];
+  moduleRules?: readonly ModuleRule<RowOf<T>>[];
   /** The 409 when something still references a resource of this kind that is being deleted. */
   inUse?(id: string, referrers: readonly string[]): ApiError;
   /**
@@ -169,7 +188,7 @@ export interface ResourceDefinition<T extends ResourceTable, S extends ResourceS
   /** Columns to change from a PATCH body; by default every non-null body field that is not a link. */
   patch?(ctx: RequestContext, body: UpdateBody<S>, current: RowOf<T>): Partial<RowOf<T>>;
   /** The API shape of a row; `uri` is added by the core. */
-  toApi(row: WithLinks<RowOf<T>, L>, view: View): Omit<Static<S['resource']>, 'uri'>;
+  toApi(row: RowOf<T>, view: View): Omit<Static<S['resource']>, 'uri'>;
   hooks?: {
     /** Checks that need the database, inside the transaction (conflicts the schema cannot see). */
     beforeCreate?(db: ScopedDb, ctx: RequestContext, row: RowOf<T>): Promise<void>;
@@ -195,11 +214,9 @@ export interface ResourceDefinition<T extends ResourceTable, S extends ResourceS
 }
 
 /** Declares a resource kind; the identity function, there for type inference. */
-export function defineResource<T extends ResourceTable, S extends ResourceSchemas, L extends LinkFields<S> = Record<never, never>>(
-  definition: ResourceDefinition<T, S, L>,
-): ResourceDefinition<T, S, L> {
+export function defineResource<T extends ResourceTable, S extends ResourceSchemas>(definition: ResourceDefinition<T, S>): ResourceDefinition<T, S> {
   return definition;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a list of definitions of different kinds
-export type AnyDefinition = ResourceDefinition<any, any, any>;
+export type AnyDefinition = ResourceDefinition<any, any>;

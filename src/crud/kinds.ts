@@ -3,7 +3,8 @@
 // kind named), and on delete finds every referrer: refusing (409 naming them) or deleting them.
 import type { Ref } from '../core/schema.js';
 import type { OwnedTable, ScopedDb } from '../db/scoped.js';
-import type { AnyDefinition, LinkItem } from './definition.js';
+import type { AnyDefinition, Reference } from './definition.js';
+import { removeModules } from './modules.js';
 
 export interface Kind {
   kind: string;
@@ -22,6 +23,14 @@ interface Holder {
   /** The column whose value names the referrer (`id`, or a join table's owner column). */
   referrer: string;
   onDelete: 'restrict' | 'cascade';
+  /** The kind of the rows a cascade deletes: they go whole, as a delete of each would take them. */
+  kind?: string;
+}
+
+/** What the rows of a kind bring with them when they are deleted: their join rows, other rows and modules. */
+interface Belongings {
+  tables: { table: OwnedTable; referrer: string }[];
+  modules: boolean;
 }
 
 const prefixOf = (id: string) => id.slice(0, Math.max(0, id.indexOf('_')));
@@ -30,20 +39,27 @@ export class Kinds {
   private readonly byPrefix = new Map<string, Kind>();
   private readonly byName = new Map<string, Kind>();
   private readonly holders = new Map<string, Holder[]>();
+  private readonly belongings = new Map<string, Belongings>();
 
   /** `plain`: kinds that are referenced but not served as resources (users). */
   constructor(definitions: readonly AnyDefinition[], plain: readonly Kind[] = []) {
     for (const d of definitions) this.add({ kind: d.kind, title: d.title, prefix: d.prefix, table: d.table, path: d.path, uri: d.uri });
     for (const k of plain) this.add(k);
     for (const d of definitions) {
-      for (const r of d.references ?? []) this.hold(r.kinds, { table: d.table, column: r.column, referrer: 'id', onDelete: r.onDelete });
-      for (const link of Object.values(d.links ?? {}) as { table: OwnedTable; from: string; to: string; kinds: readonly string[] }[]) {
-        this.hold(link.kinds, { table: link.table, column: link.to, referrer: link.from, onDelete: 'restrict' });
+      const own: Belongings = { tables: [], modules: (d.modules ?? []).length > 0 };
+      for (const r of (d.references ?? []) as readonly Reference<Record<string, unknown>>[]) {
+        if (r.in === 'column') this.hold(r.kinds, { table: d.table, column: r.column, referrer: 'id', onDelete: r.onDelete, kind: d.kind });
+        else {
+          const [referrer, column] = r.in === 'join' ? [r.from, r.to] : [r.referrer, r.column];
+          this.hold(r.kinds, { table: r.table, column, referrer, onDelete: 'restrict' });
+          own.tables.push({ table: r.table, referrer });
+        }
       }
-      for (const h of d.holds ?? []) this.hold(h.kinds, { table: h.table, column: h.column, referrer: h.referrer, onDelete: 'restrict' });
+      if (d.parent) this.hold([d.parent.kind], { table: d.table, column: d.parent.column, referrer: 'id', onDelete: d.parent.onDelete, kind: d.kind });
       // Every module names its ids in module_refs, whoever owns it.
-      const moduleKinds = [...new Set((d.modules ?? []).flatMap((m) => m.refKinds ?? []))];
+      const moduleKinds = [...new Set((d.modules ?? []).flatMap((m) => m.references?.kinds ?? []))];
       this.hold(moduleKinds, { table: 'module_refs', column: 'target_id', referrer: 'owner_id', onDelete: 'restrict' });
+      this.belongings.set(d.kind, own);
     }
   }
 
@@ -107,45 +123,35 @@ export class Kinds {
   }
 
   /**
-   * Before a resource of `kind` is deleted: the ids of everything that still refers to it (to
-   * be refused), after deleting the referrers that go with it.
+   * Before resources of `kind` are deleted: the ids of everything that still refers to them (to
+   * be refused), after deleting the referrers that go with them (a parent's children, a user's
+   * keys), each whole and after the same check of what refers to it.
    */
-  async release(db: ScopedDb, kind: string, id: string): Promise<string[]> {
+  async release(db: ScopedDb, kind: string, ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
     const referrers: string[] = [];
     const holders = this.holders.get(kind) ?? [];
     for (const h of holders.filter((x) => x.onDelete === 'restrict')) {
-      const rows = (await db.select(h.table, { [h.column]: id } as never, { orderBy: [h.referrer] as never })) as unknown as Record<string, string>[];
+      const rows = (await db.select(h.table, { [h.column]: ids } as never, { orderBy: [h.referrer] as never })) as unknown as Record<string, string>[];
       for (const row of rows) if (!referrers.includes(row[h.referrer]!)) referrers.push(row[h.referrer]!);
     }
     if (referrers.length > 0) return referrers;
-    for (const h of holders.filter((x) => x.onDelete === 'cascade')) await db.delete(h.table, { [h.column]: id } as never);
+    for (const h of holders.filter((x) => x.onDelete === 'cascade')) {
+      const rows = (await db.select(h.table, { [h.column]: ids } as never)) as unknown as { id: string }[];
+      const going = rows.map((row) => row.id);
+      const held = await this.release(db, h.kind!, going);
+      if (held.length > 0) return held;
+      await this.purge(db, h.kind!, going);
+    }
     return [];
   }
-}
 
-/** Reads each owner's items of a link field: one query for a whole page of owners. */
-export async function readLinks(
-  db: ScopedDb,
-  link: { table: OwnedTable; from: string; to: string; weighted?: boolean },
-  ownerIds: readonly string[],
-): Promise<Map<string, LinkItem[]>> {
-  const rows = (await db.select(link.table, { [link.from]: ownerIds } as never, { orderBy: [link.from, 'position'] as never })) as unknown as Record<
-    string,
-    unknown
-  >[];
-  const out = new Map<string, LinkItem[]>(ownerIds.map((id) => [id, []]));
-  for (const row of rows) out.get(row[link.from] as string)!.push({ id: row[link.to] as string, weight: link.weighted ? Number(row.weight) : null });
-  return out;
-}
-
-/** Replaces an owner's items of a link field. */
-export async function writeLinks(
-  db: ScopedDb,
-  link: { table: OwnedTable; from: string; to: string; weighted?: boolean },
-  ownerId: string,
-  items: readonly LinkItem[],
-): Promise<void> {
-  await db.delete(link.table, { [link.from]: ownerId } as never);
-  const rows = items.map((item, position) => ({ [link.from]: ownerId, [link.to]: item.id, position, ...(link.weighted && { weight: item.weight }) }));
-  await db.insert(link.table, rows as never);
+  /** Deletes rows of `kind` with what belongs to them (join rows, rows its hooks keep, modules); `release` ran first. */
+  async purge(db: ScopedDb, kind: string, ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const own = this.belongings.get(kind) ?? { tables: [], modules: false };
+    for (const t of own.tables) await db.delete(t.table, { [t.referrer]: ids } as never);
+    if (own.modules) await removeModules(db, ids);
+    await db.delete(this.named(kind).table, { id: ids } as never);
+  }
 }

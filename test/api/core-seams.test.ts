@@ -32,9 +32,17 @@ const nestedRules = defineResource({
     update: Body({ description: Type.Optional(Type.String()) }),
   },
   operations: ['create', 'get', 'update', 'delete'],
-  parent: { param: 'ip_policy_id', column: 'ip_policy_id', kind: 'ip_policy' },
+  parent: { param: 'ip_policy_id', column: 'ip_policy_id', kind: 'ip_policy', onDelete: 'cascade' },
   uri: 'path',
-  references: [{ column: 'ip_policy_id', kinds: ['ip_policy'], notFound: (id) => errors.ipPolicyNotFound({ field: 'ip_policy_id', id }), onDelete: 'cascade' }],
+  references: [
+    {
+      in: 'column',
+      column: 'ip_policy_id',
+      kinds: ['ip_policy'],
+      notFound: (id) => errors.ipPolicyNotFound({ field: 'ip_policy_id', id }),
+      onDelete: 'cascade',
+    },
+  ],
   prepare: (_ctx, body) => ({
     row: { cidr: body.cidr, action: body.action, description: '', metadata: '' } as Omit<
       IpPolicyRulesTable,

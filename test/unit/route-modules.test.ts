@@ -5,7 +5,10 @@ import { throwsApiError } from '../helpers/assertions.js';
 import { Value } from '@sinclair/typebox/value';
 import type { ApiError } from '../../src/core/errors.js';
 import { moduleBody } from '../../src/crud/module-body.js';
-import type { ModuleDefinition, ModuleValue } from '../../src/crud/modules.js';
+import type { ModuleDefinition } from '../../src/crud/modules.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the tests read values of many module kinds by field
+type ModuleValue = any;
 import { Sealer } from '../../src/lib/crypto/sealer.js';
 import {
   MAX_WEBHOOK_SECRET_LENGTH,
@@ -37,7 +40,7 @@ const validated = (def: ModuleDefinition, body: unknown) => {
 
 /** The body validated against the module's schema and parsed: where every refusal happens. */
 function parsed(def: ModuleDefinition, body: unknown): ModuleValue {
-  const { value, refs } = def.parse(validated(def, body), ctx);
+  const { value, refs } = def.parse(validated(def, body) as never, ctx);
   assert.deepEqual(refs, []);
   return value;
 }
@@ -48,7 +51,8 @@ function parsed(def: ModuleDefinition, body: unknown): ModuleValue {
  */
 async function put(def: ModuleDefinition, body: unknown): Promise<{ stored: ModuleValue; shown: Record<string, unknown> }> {
   const value = parsed(def, body);
-  const stored = JSON.parse(JSON.stringify(def.finish ? await def.finish(value, ctx) : value)) as ModuleValue;
+  // Read back as the core reads it: checked against the module's stored schema.
+  const stored = def.read(JSON.parse(JSON.stringify(def.finish ? await def.finish(value, ctx) : value))) as ModuleValue;
   const shown = def.toApi(stored, view);
   assert.ok(Value.Check(def.response, shown), `${def.name} response fits its schema: ${[...Value.Errors(def.response, shown)].map((e) => e.path)}`);
   return { stored, shown };

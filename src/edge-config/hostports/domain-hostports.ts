@@ -58,7 +58,7 @@ export const domainHostports: HostportKind = {
   release: releaseDomainHostports,
   of: domainHostportsOf,
   uniqueIndex: 'edge_domains_reserved_domain_id_key',
-  holds: { table: 'edge_domains', column: 'reserved_domain_id', referrer: 'edge_id', kinds: ['reserved_domain'] },
+  served: { in: 'rows', table: 'edge_domains', column: 'reserved_domain_id', referrer: 'edge_id', kinds: ['reserved_domain'] },
   requestDescription: `reserved domains of the account as <domain>:443; at most ${MAX_DOMAIN_HOSTPORTS}`,
   responseDescription: 'the reserved domains served, as <domain>:443; null when none',
 };

@@ -15,7 +15,8 @@ import {
   describedResponse,
 } from '../../core/schema.js';
 import { moduleFields, moduleRequestFields, type ModuleDefinition } from '../../crud/modules.js';
-import type { OwnedTable, ScopedDb } from '../../db/scoped.js';
+import type { RowsReference } from '../../crud/definition.js';
+import type { ScopedDb } from '../../db/scoped.js';
 
 export interface HostportKind {
   /** The request's values checked for form, as they are looked up. */
@@ -27,8 +28,8 @@ export interface HostportKind {
   of(db: ScopedDb, edgeIds: readonly string[]): Promise<Map<string, string[]>>;
   /** The unique index that keeps a hostport on one edge. */
   uniqueIndex: string;
-  /** The table that names what the edges serve: the edge definition's `holds`, so that a served address or domain cannot be deleted. */
-  holds: { table: OwnedTable; column: string; referrer: string; kinds: readonly string[] };
+  /** The table that names what the edges serve: a reference of the edge definition, so that a served address or domain cannot be deleted. */
+  served: RowsReference;
   /** What the request's and the response's lists hold, for the schemas. */
   requestDescription: string;
   responseDescription: string;

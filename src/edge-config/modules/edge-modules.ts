@@ -1,10 +1,10 @@
-// The modules of edges, each declared once: its request and response shapes, what it stores and
-// the ids it names. TCP edges use them now; TLS edges, HTTPS routes and endpoint configurations
+// The modules of edges, each declared once: its request, stored and response shapes, the ids it
+// names and the rules it brings. TCP edges, TLS edges, HTTPS routes and endpoint configurations
 // list the same definitions.
-import { Type } from '@sinclair/typebox';
+import { Type, type Static, type TObject } from '@sinclair/typebox';
 import { errors, type ApiError } from '../../core/errors.js';
-import { IdString, Nullable, Ref } from '../../core/schema.js';
-import type { ModuleDefinition } from '../../crud/modules.js';
+import { IdString, Nullable, Ref, StringEnum } from '../../core/schema.js';
+import { defineModule, type ModuleDefinition, type ModuleRule } from '../../crud/modules.js';
 import { BACKEND_KINDS } from '../../resources/backends/backend-links.js';
 import { policyNotFound } from '../../resources/ip-policies/ip-policy.resource.js';
 import { MAX_POLICIES_PER_RESTRICTION } from '../../resources/ip-restrictions/ip-restriction.schema.js';
@@ -13,19 +13,19 @@ import { checkEndpointPolicy, checkTrafficPolicyDocument, policyIdsOf, type Endp
 /** `enabled` of every module's request: optional, true when absent. */
 export const Enabled = Type.Optional(Type.Boolean({ description: 'default true' }));
 
-export const backendModule: ModuleDefinition = {
+export const backendModule = defineModule({
   name: 'backend',
   title: 'backend',
   request: Type.Object({ enabled: Enabled, backend_id: IdString('bkd', 'backend') }, { additionalProperties: false }),
+  stored: Type.Object({ enabled: Type.Boolean(), backend_id: Type.String() }),
   response: Type.Object({ enabled: Type.Boolean(), backend: Ref }),
-  parse: (body: { enabled?: boolean; backend_id: string }) => ({
+  parse: (body) => ({
     value: { enabled: body.enabled ?? true, backend_id: body.backend_id },
     refs: [body.backend_id],
   }),
-  refKinds: BACKEND_KINDS,
-  notFound: (id) => errors.backendNotFound({ field: 'backend.backend_id', id }),
-  toApi: (value: { enabled: boolean; backend_id: string }, view) => ({ enabled: value.enabled, backend: view.ref(value.backend_id) }),
-};
+  references: { kinds: BACKEND_KINDS, notFound: (id) => errors.backendNotFound({ field: 'backend.backend_id', id }) },
+  toApi: (value, view) => ({ enabled: value.enabled, backend: view.ref(value.backend_id) }),
+});
 
 /**
  * A module that names resources of the account by id (`ip_policy_ids`) and shows them as Refs
@@ -44,9 +44,8 @@ function idListModule(spec: {
   max: number;
   kinds: readonly string[];
   notFound(id: string): ApiError;
-}): ModuleDefinition {
-  type Value = { enabled: boolean } & Record<string, unknown>;
-  return {
+}) {
+  return defineModule({
     name: spec.name,
     title: spec.title,
     request: Type.Object(
@@ -60,19 +59,19 @@ function idListModule(spec: {
       },
       { additionalProperties: false },
     ),
+    stored: Type.Object({ enabled: Type.Boolean(), [spec.field]: Type.Array(Type.String()) }),
     response: Type.Object({ enabled: Type.Boolean(), [spec.shown]: Type.Array(Ref) }),
-    parse: (body: { enabled?: boolean } & Record<string, unknown>) => {
+    parse: (body) => {
       const ids = body[spec.field] as string[];
       return { value: { enabled: body.enabled ?? true, [spec.field]: ids }, refs: ids };
     },
-    refKinds: spec.kinds,
-    notFound: spec.notFound,
-    toApi: (value: Value, view) => ({ enabled: value.enabled, [spec.shown]: (value[spec.field] as string[]).map((id) => view.ref(id)) }),
-  };
+    references: { kinds: spec.kinds, notFound: spec.notFound },
+    toApi: (value, view) => ({ enabled: value.enabled, [spec.shown]: (value[spec.field] as string[]).map((id) => view.ref(id)) }),
+  });
 }
 
 /** A module that names IP policies of the account: the IP restriction of edges and routes, the `ip_policy` of endpoint configurations. */
-function ipPolicyListModule(name: string, title: string): ModuleDefinition {
+function ipPolicyListModule(name: string, title: string) {
   return idListModule({
     name,
     title,
@@ -131,29 +130,31 @@ const RuleOut = Type.Object({
 });
 
 /** The `policy` module (the API's first form of traffic policy): inbound and outbound rules. */
-export function policyModule(protocol: PolicyProtocol): ModuleDefinition {
-  return {
+export function policyModule(protocol: PolicyProtocol) {
+  const stored = Type.Object({ enabled: Type.Boolean(), inbound: Type.Array(RuleOut), outbound: Nullable(Type.Array(RuleOut)) });
+  return defineModule({
     name: 'policy',
     title: 'traffic policy',
     request: Type.Object(
       { enabled: Enabled, inbound: Type.Optional(Nullable(Type.Array(Rule))), outbound: Type.Optional(Nullable(Type.Array(Rule))) },
       { additionalProperties: false },
     ),
-    response: Type.Object({ enabled: Type.Boolean(), inbound: Type.Array(RuleOut), outbound: Nullable(Type.Array(RuleOut)) }),
-    parse: (body: unknown) => {
-      const value = checkEndpointPolicy(body, protocol);
+    stored,
+    response: stored,
+    parse: (body) => {
+      const value: EndpointPolicy = checkEndpointPolicy(body, protocol);
       return { value, refs: policyIdsOf(value) };
     },
-    refKinds: ['ip_policy'],
-    notFound: policyNotFound('policy restrict-ips ip_policies'),
-    toApi: (value: EndpointPolicy) => ({ enabled: value.enabled, inbound: value.inbound, outbound: value.outbound }),
+    references: { kinds: ['ip_policy'], notFound: policyNotFound('policy restrict-ips ip_policies') },
+    toApi: (value) => ({ enabled: value.enabled, inbound: value.inbound, outbound: value.outbound }),
     excludes: ['traffic_policy'],
-  };
+  });
 }
 
 /** The `traffic_policy` module (the API's current form): a JSON or YAML document of phases, echoed as sent. */
-export function trafficPolicyModule(protocol: PolicyProtocol): ModuleDefinition {
-  return {
+export function trafficPolicyModule(protocol: PolicyProtocol) {
+  const document = Type.Object({ enabled: Type.Boolean(), value: Type.String() });
+  return defineModule({
     name: 'traffic_policy',
     title: 'traffic policy document',
     request: Type.Object(
@@ -161,18 +162,29 @@ export function trafficPolicyModule(protocol: PolicyProtocol): ModuleDefinition 
       { enabled: Enabled, value: Type.String({ description: 'a traffic policy document, JSON or YAML, at most 256 KiB' }) },
       { additionalProperties: false },
     ),
-    response: Type.Object({ enabled: Type.Boolean(), value: Type.String() }),
-    parse: (body: { enabled?: boolean; value: string }) => {
+    stored: document,
+    response: document,
+    parse: (body) => {
       // Parsed once: the check gives the IP policies the document names.
       const refs = checkTrafficPolicyDocument(body.value, protocol);
       return { value: { enabled: body.enabled ?? true, value: body.value }, refs };
     },
-    refKinds: ['ip_policy'],
-    notFound: policyNotFound('traffic_policy restrict-ips ip_policies'),
-    toApi: (value: { enabled: boolean; value: string }) => ({ enabled: value.enabled, value: value.value }),
+    references: { kinds: ['ip_policy'], notFound: policyNotFound('traffic_policy restrict-ips ip_policies') },
+    toApi: (value) => ({ enabled: value.enabled, value: value.value }),
     excludes: ['policy'],
-  };
+  });
 }
+
+const TLS_VERSIONS = ['1.0', '1.1', '1.2', '1.3'];
+
+const TlsTermination = Type.Object({ enabled: Type.Boolean(), terminate_at: StringEnum(['edge', 'upstream'] as const), min_version: Nullable(Type.String()) });
+
+/** Client certificates are checked where TLS is terminated: with no tls_termination module, at the edge. */
+const needsEdgeTermination: ModuleRule = ({ after }) => {
+  const mutualTls = after.get('mutual_tls') as { enabled: boolean } | undefined;
+  const termination = after.get('tls_termination') as Static<typeof TlsTermination> | undefined;
+  return mutualTls?.enabled && termination?.enabled && termination.terminate_at === 'upstream' ? errors.mutualTlsNeedsEdgeTermination() : undefined;
+};
 
 export const mutualTlsModule: ModuleDefinition = {
   ...idListModule({
@@ -187,20 +199,12 @@ export const mutualTlsModule: ModuleDefinition = {
     kinds: ['certificate_authority'],
     notFound: (id) => errors.certificateAuthorityNotFound({ id }),
   }),
-  // Client certificates are checked where TLS is terminated: with no tls_termination module, at the edge.
-  conflicts: (value: { enabled: boolean }, siblings) => {
-    const termination = siblings.get('tls_termination') as { enabled: boolean; terminate_at: string } | undefined;
-    return value.enabled && termination?.enabled && termination.terminate_at === 'upstream' ? errors.mutualTlsNeedsEdgeTermination() : undefined;
-  },
+  rules: [needsEdgeTermination],
 };
 
-const TLS_VERSIONS = ['1.0', '1.1', '1.2', '1.3'];
-
 /** TLS termination of a TLS edge: at the edge (with a minimum version) or upstream. */
-export const tlsTerminationModule: ModuleDefinition = {
-  name: 'tls_termination',
-  title: 'TLS termination',
-  request: Type.Object(
+export const tlsTerminationModule = tlsTermination(
+  Type.Object(
     {
       enabled: Enabled,
       terminate_at: Type.Optional(Type.String({ maxLength: 16, description: 'edge (default) or upstream' })),
@@ -208,25 +212,14 @@ export const tlsTerminationModule: ModuleDefinition = {
     },
     { additionalProperties: false },
   ),
-  response: Type.Object({ enabled: Type.Boolean(), terminate_at: Type.String(), min_version: Nullable(Type.String()) }),
-  parse: (body: { enabled?: boolean; terminate_at?: string; min_version?: string | null }) => {
-    const terminateAt = body.terminate_at ?? 'edge';
-    if (terminateAt !== 'edge' && terminateAt !== 'upstream') throw errors.invalidTerminateAt({ value: terminateAt });
-    const minVersion = body.min_version ?? null;
-    if (minVersion !== null && !TLS_VERSIONS.includes(minVersion)) throw errors.invalidMinVersion({ value: minVersion });
-    if (minVersion !== null && terminateAt === 'upstream') throw errors.minVersionUpstream();
-    return { value: { enabled: body.enabled ?? true, terminate_at: terminateAt, min_version: minVersion }, refs: [] };
-  },
-  toApi: (value: { enabled: boolean; terminate_at: string; min_version: string | null }) => ({ ...value }),
-};
+);
 
 /**
  * TLS termination of an HTTPS edge: always at the edge, so only the minimum version is chosen.
  * `terminate_at` is in the request shape so that sending it gets its own clear 400, not "unknown field".
  */
-export const httpsTlsTerminationModule: ModuleDefinition = {
-  ...tlsTerminationModule,
-  request: Type.Object(
+export const httpsTlsTerminationModule = tlsTermination(
+  Type.Object(
     {
       enabled: Enabled,
       terminate_at: Type.Optional(Type.String({ maxLength: 16, description: 'not allowed: an HTTPS edge terminates TLS at the edge' })),
@@ -234,8 +227,27 @@ export const httpsTlsTerminationModule: ModuleDefinition = {
     },
     { additionalProperties: false },
   ),
-  parse: (body: { terminate_at?: string }, ctx) => {
-    if (body.terminate_at !== undefined) throw errors.terminateAtNotAllowed();
-    return tlsTerminationModule.parse(body, ctx);
-  },
-};
+  { edgeOnly: true },
+);
+
+/** The TLS termination module with a request shape; `edgeOnly`: `terminate_at` may not be sent. */
+function tlsTermination(request: TObject, { edgeOnly = false } = {}) {
+  return defineModule({
+    name: 'tls_termination',
+    title: 'TLS termination',
+    request,
+    stored: TlsTermination,
+    response: TlsTermination,
+    parse: (sent) => {
+      const body = sent as { enabled?: boolean; terminate_at?: string; min_version?: string | null };
+      if (edgeOnly && body.terminate_at !== undefined) throw errors.terminateAtNotAllowed();
+      const terminateAt = body.terminate_at ?? 'edge';
+      if (terminateAt !== 'edge' && terminateAt !== 'upstream') throw errors.invalidTerminateAt({ value: terminateAt });
+      const minVersion = body.min_version ?? null;
+      if (minVersion !== null && !TLS_VERSIONS.includes(minVersion)) throw errors.invalidMinVersion({ value: minVersion });
+      if (minVersion !== null && terminateAt === 'upstream') throw errors.minVersionUpstream();
+      return { value: { enabled: body.enabled ?? true, terminate_at: terminateAt as 'edge' | 'upstream', min_version: minVersion }, refs: [] };
+    },
+    toApi: (value) => ({ ...value }),
+  });
+}

@@ -2,12 +2,12 @@
 // compression, the WebSocket-to-TCP converter, the circuit breaker, webhook verification and the
 // user agent filter; the sign-in modules are in sign-in-modules.ts. Each is declared once, as the
 // edge modules in edge-modules.ts are: request and response shapes, what is stored, what is shown.
-// None of them names other resources, so `refs` is always empty.
+// None of them names other resources, so `refs` is always empty. What each stores is what it shows.
 import { createPublicKey } from 'node:crypto';
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import safeRegex from 'safe-regex2';
 import { errors } from '../../core/errors.js';
-import type { ModuleDefinition } from '../../crud/modules.js';
+import { defineModule } from '../../crud/modules.js';
 import { isToken } from '../../lib/http/syntax.js';
 import { re2AsJavaScript, re2Problem } from '../../lib/regex/re2.js';
 import { checkHeaders } from '../../resources/backends/backend-values.js';
@@ -44,25 +44,26 @@ const HeadersRequest = Type.Object(
   },
   { additionalProperties: false },
 );
-type HeadersValue = { enabled: boolean; add: Record<string, string>; remove: string[] };
+const HeadersValue = Type.Object({ enabled: Type.Boolean(), add: Type.Record(Type.String(), Type.String()), remove: Type.Array(Type.String()) });
 
 function checkHeaderName(name: string): string {
   if (!isToken(name)) throw errors.invalidHeaderName({ name: name.slice(0, 80) });
   return name;
 }
 
-function headersModule(name: 'request_headers' | 'response_headers', title: string): ModuleDefinition {
-  return {
+function headersModule(name: 'request_headers' | 'response_headers', title: string) {
+  return defineModule({
     name,
     title,
     request: HeadersRequest,
-    response: Type.Object({ enabled: Type.Boolean(), add: Type.Record(Type.String(), Type.String()), remove: Type.Array(Type.String()) }),
-    parse: (body: Static<typeof HeadersRequest>) => ({
-      value: { enabled: body.enabled ?? true, add: checkHeaders(body.add ?? {}), remove: (body.remove ?? []).map(checkHeaderName) } satisfies HeadersValue,
+    stored: HeadersValue,
+    response: HeadersValue,
+    parse: (body) => ({
+      value: { enabled: body.enabled ?? true, add: checkHeaders(body.add ?? {}), remove: (body.remove ?? []).map(checkHeaderName) },
       refs: [],
     }),
-    toApi: (value: HeadersValue) => ({ enabled: value.enabled, add: value.add, remove: value.remove }),
-  };
+    toApi: (value) => ({ enabled: value.enabled, add: value.add, remove: value.remove }),
+  });
 }
 
 export const requestHeadersModule = headersModule('request_headers', 'request headers');
@@ -71,15 +72,18 @@ export const responseHeadersModule = headersModule('response_headers', 'response
 // ---------------------------------------------------------------------------------------------
 // Modules that are only switched on or off
 
-function switchModule(name: string, title: string): ModuleDefinition {
-  return {
+const Switch = Type.Object({ enabled: Type.Boolean() });
+
+function switchModule(name: string, title: string) {
+  return defineModule({
     name,
     title,
     request: Type.Object({ enabled: Enabled }, { additionalProperties: false }),
-    response: Type.Object({ enabled: Type.Boolean() }),
-    parse: (body: { enabled?: boolean }) => ({ value: { enabled: body.enabled ?? true }, refs: [] }),
-    toApi: (value: { enabled: boolean }) => ({ enabled: value.enabled }),
-  };
+    stored: Switch,
+    response: Switch,
+    parse: (body) => ({ value: { enabled: body.enabled ?? true }, refs: [] }),
+    toApi: (value) => ({ enabled: value.enabled }),
+  });
 }
 
 export const compressionModule = switchModule('compression', 'compression');
@@ -105,28 +109,29 @@ const CircuitBreakerRequest = Type.Object(
   },
   { additionalProperties: false },
 );
-type CircuitBreakerValue = typeof CIRCUIT_BREAKER_DEFAULTS & { enabled: boolean };
+const CircuitBreakerValue = Type.Object({
+  enabled: Type.Boolean(),
+  tripped_duration: Type.Integer(),
+  rolling_window: Type.Integer(),
+  num_buckets: Type.Integer(),
+  volume_threshold: Type.Integer(),
+  error_threshold_percentage: Type.Number(),
+});
 
-export const circuitBreakerModule: ModuleDefinition = {
+export const circuitBreakerModule = defineModule({
   name: 'circuit_breaker',
   title: 'circuit breaker',
   request: CircuitBreakerRequest,
-  response: Type.Object({
-    enabled: Type.Boolean(),
-    tripped_duration: Type.Integer(),
-    rolling_window: Type.Integer(),
-    num_buckets: Type.Integer(),
-    volume_threshold: Type.Integer(),
-    error_threshold_percentage: Type.Number(),
-  }),
-  parse: (body: Static<typeof CircuitBreakerRequest>) => {
-    const value: CircuitBreakerValue = { enabled: true, ...CIRCUIT_BREAKER_DEFAULTS, ...body };
+  stored: CircuitBreakerValue,
+  response: CircuitBreakerValue,
+  parse: (body) => {
+    const value = { enabled: true, ...CIRCUIT_BREAKER_DEFAULTS, ...body };
     const threshold = value.error_threshold_percentage;
     if (!(threshold >= 0 && threshold <= 1)) throw errors.circuitBreakerThreshold({ value: threshold });
     return { value, refs: [] };
   },
-  toApi: (value: CircuitBreakerValue) => ({ ...value }),
-};
+  toApi: (value) => ({ ...value }),
+});
 
 // ---------------------------------------------------------------------------------------------
 // Webhook verification
@@ -159,7 +164,7 @@ const WebhookRequest = Type.Object(
   },
   { additionalProperties: false },
 );
-type WebhookValue = { enabled: boolean; provider: string; secret: string };
+const WebhookValue = Type.Object({ enabled: Type.Boolean(), provider: Type.String(), secret: Type.String() });
 
 /** SendGrid signs with ECDSA and shows its verification key as base64 DER (SubjectPublicKeyInfo). */
 function isEcPublicKey(secret: string): boolean {
@@ -188,22 +193,23 @@ function webhookSecret(module: string, provider: string, secret: string): string
  * configurations. The provider is matched case-insensitively and kept as sent; the secret is
  * stored and shown as the reference API does (it verifies, it does not authenticate the caller).
  */
-export function webhookVerificationModule(name: string): ModuleDefinition {
-  return {
+export function webhookVerificationModule(name: string) {
+  return defineModule({
     name,
     title: 'webhook verification',
     request: WebhookRequest,
-    response: Type.Object({ enabled: Type.Boolean(), provider: Type.String(), secret: Type.String() }),
-    parse: (body: Static<typeof WebhookRequest>) => {
+    stored: WebhookValue,
+    response: WebhookValue,
+    parse: (body) => {
       const provider = body.provider ?? '';
       if (provider === '') throw errors.webhookProviderMissing({ module: name });
       const known = provider.toLowerCase();
       if (!PROVIDER_SET.has(known)) throw errors.unknownWebhookProvider({ module: name, provider, supported: WEBHOOK_PROVIDERS });
-      const value: WebhookValue = { enabled: body.enabled ?? true, provider, secret: webhookSecret(name, known, body.secret ?? '') };
+      const value = { enabled: body.enabled ?? true, provider, secret: webhookSecret(name, known, body.secret ?? '') };
       return { value, refs: [] };
     },
-    toApi: (value: WebhookValue) => ({ enabled: value.enabled, provider: value.provider, secret: value.secret }),
-  };
+    toApi: (value) => ({ enabled: value.enabled, provider: value.provider, secret: value.secret }),
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -214,7 +220,7 @@ const Patterns = Type.Optional(
   Type.Array(Type.String({ maxLength: 1024 }), { maxItems: MAX_PATTERNS, description: `regular expressions (RE2 syntax), at most ${MAX_PATTERNS}` }),
 );
 const UserAgentRequest = Type.Object({ enabled: Enabled, allow: Patterns, deny: Patterns }, { additionalProperties: false });
-type UserAgentValue = { enabled: boolean; allow: string[]; deny: string[] };
+const UserAgentValue = Type.Object({ enabled: Type.Boolean(), allow: Type.Array(Type.String()), deny: Type.Array(Type.String()) });
 
 /**
  * Why a pattern is refused, or undefined: RE2 must compile it, and, because a filter runs on every
@@ -237,14 +243,15 @@ function checkPatterns(list: 'allow' | 'deny', patterns: readonly string[] = [])
   return [...patterns];
 }
 
-export const userAgentFilterModule: ModuleDefinition = {
+export const userAgentFilterModule = defineModule({
   name: 'user_agent_filter',
   title: 'user agent filter',
   request: UserAgentRequest,
-  response: Type.Object({ enabled: Type.Boolean(), allow: Type.Array(Type.String()), deny: Type.Array(Type.String()) }),
-  parse: (body: Static<typeof UserAgentRequest>) => {
-    const value: UserAgentValue = { enabled: body.enabled ?? true, allow: checkPatterns('allow', body.allow), deny: checkPatterns('deny', body.deny) };
+  stored: UserAgentValue,
+  response: UserAgentValue,
+  parse: (body) => {
+    const value = { enabled: body.enabled ?? true, allow: checkPatterns('allow', body.allow), deny: checkPatterns('deny', body.deny) };
     return { value, refs: [] };
   },
-  toApi: (value: UserAgentValue) => ({ enabled: value.enabled, allow: value.allow, deny: value.deny }),
-};
+  toApi: (value) => ({ enabled: value.enabled, allow: value.allow, deny: value.deny }),
+});

@@ -3,12 +3,11 @@
 // most has one (the route kind checks that). Client secrets and the SAML signing key are sealed
 // with the master key and never shown.
 import { randomBytes, webcrypto } from 'node:crypto';
-import { Type, type Static, type TProperties, type TSchema } from '@sinclair/typebox';
-import type { RequestContext } from '../../core/context.js';
+import { Type, type Static, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
 import { errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { BoundedString } from '../../core/schema.js';
-import type { ModuleDefinition } from '../../crud/modules.js';
+import { defineModule } from '../../crud/modules.js';
 import type { Sealer } from '../../lib/crypto/sealer.js';
 import { x509 } from '../../lib/crypto/x509.js';
 import { isToken } from '../../lib/http/syntax.js';
@@ -59,7 +58,7 @@ const SessionResponse = {
 type SessionBody = Partial<Record<'enabled' | 'options_passthrough', boolean> & Record<'inactivity_timeout' | 'maximum_duration', number>> & {
   cookie_prefix?: string;
 };
-type Session = { enabled: boolean; options_passthrough: boolean; cookie_prefix: string; inactivity_timeout: number; maximum_duration: number };
+type Session = Static<TObject<typeof SessionResponse>>;
 
 function sessionOf(module: AuthModule, body: SessionBody): Session {
   const cookiePrefix = body.cookie_prefix ?? DEFAULT_COOKIE_PREFIX;
@@ -144,13 +143,22 @@ const OAuthRequest = Type.Object(
 type OAuthProviderBody = { client_id?: string; client_secret?: string } & Partial<
   Record<'scopes' | 'email_addresses' | 'email_domains' | 'teams' | 'organizations', string[]>
 >;
-type OAuthProviderValue = {
-  client_id: string | null;
-  client_secret_sealed: string | null;
-  scopes: string[];
-  email_addresses: string[];
-  email_domains: string[];
-} & Partial<Record<'teams' | 'organizations', string[]>>;
+const OAuthProviderValue = Type.Object({
+  client_id: Type.Union([Type.String(), Type.Null()]),
+  client_secret_sealed: Type.Union([Type.String(), Type.Null()]),
+  scopes: Type.Array(Type.String()),
+  email_addresses: Type.Array(Type.String()),
+  email_domains: Type.Array(Type.String()),
+  teams: Type.Optional(Type.Array(Type.String())),
+  organizations: Type.Optional(Type.Array(Type.String())),
+});
+type OAuthProviderValue = Static<typeof OAuthProviderValue>;
+/** What is stored: the session, and the one provider named, its client secret sealed. */
+const OAuthValue = Type.Object({
+  ...SessionResponse,
+  auth_check_interval: Type.Integer(),
+  provider: Type.Object(Object.fromEntries(OAUTH_PROVIDERS.map((p) => [p, Type.Optional(OAuthProviderValue)])), { additionalProperties: false }),
+});
 type OAuthValue = Session & { auth_check_interval: number; provider: Partial<Record<OAuthProvider, OAuthProviderValue>> };
 
 function oauthProviderValue(sealer: Sealer, provider: OAuthProvider, body: OAuthProviderBody): OAuthProviderValue {
@@ -170,17 +178,19 @@ function oauthProviderValue(sealer: Sealer, provider: OAuthProvider, body: OAuth
 const oauthProviderToApi = ({ client_secret_sealed: _never, ...shown }: OAuthProviderValue) => ({ ...shown, client_secret: null });
 
 /** OAuth sign-in; `client_secret` is sealed with `sealer` and never shown. */
-export function oauthModule(sealer: Sealer): ModuleDefinition {
-  return {
+export function oauthModule(sealer: Sealer) {
+  return defineModule({
     name: 'oauth',
     title: 'OAuth',
     request: OAuthRequest,
+    stored: OAuthValue,
     response: Type.Object({
       ...SessionResponse,
       provider: Type.Object(perProvider(oauthProviderResponse)),
       auth_check_interval: Type.Integer(),
     }),
-    parse: (body: SessionBody & { provider: Partial<Record<OAuthProvider, OAuthProviderBody>>; auth_check_interval?: number }) => {
+    parse: (sent) => {
+      const body = sent as SessionBody & { provider: Partial<Record<OAuthProvider, OAuthProviderBody>>; auth_check_interval?: number };
       const named = OAUTH_PROVIDERS.filter((p) => body.provider[p] !== undefined);
       if (named.length !== 1) throw errors.oauthProviderCount({ count: named.length, supported: OAUTH_PROVIDERS });
       const provider = named[0]!;
@@ -191,13 +201,13 @@ export function oauthModule(sealer: Sealer): ModuleDefinition {
       };
       return { value, refs: [] };
     },
-    toApi: (value: OAuthValue) => ({
+    toApi: (value) => ({
       ...sessionToApi(value),
-      provider: Object.fromEntries(Object.entries(value.provider).map(([name, p]) => [name, oauthProviderToApi(p)])),
+      provider: Object.fromEntries(Object.entries(value.provider).map(([name, p]) => [name, oauthProviderToApi(p!)])),
       auth_check_interval: value.auth_check_interval,
     }),
     excludes: othersThan('oauth'),
-  };
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -213,7 +223,13 @@ const OidcRequest = Type.Object(
   },
   { additionalProperties: false },
 );
-type OidcValue = Session & { issuer: string; client_id: string; client_secret_sealed: string; scopes: string[] };
+const OidcValue = Type.Object({
+  ...SessionResponse,
+  issuer: Type.String(),
+  client_id: Type.String(),
+  client_secret_sealed: Type.String(),
+  scopes: Type.Array(Type.String()),
+});
 
 function checkIssuer(issuer: string): string {
   const url = URL.canParse(issuer) ? new URL(issuer) : undefined;
@@ -223,11 +239,12 @@ function checkIssuer(issuer: string): string {
 }
 
 /** OpenID Connect sign-in; `client_secret` is sealed with `sealer` and never shown. */
-export function oidcModule(sealer: Sealer): ModuleDefinition {
-  return {
+export function oidcModule(sealer: Sealer) {
+  return defineModule({
     name: 'oidc',
     title: 'OIDC',
     request: OidcRequest,
+    stored: OidcValue,
     response: Type.Object({
       ...SessionResponse,
       issuer: Type.String(),
@@ -235,8 +252,8 @@ export function oidcModule(sealer: Sealer): ModuleDefinition {
       client_secret: Type.Null({ description: 'never shown' }),
       scopes: Type.Array(Type.String()),
     }),
-    parse: (body: Static<typeof OidcRequest>) => {
-      const value: OidcValue = {
+    parse: (body) => {
+      const value = {
         ...sessionOf('oidc', body),
         issuer: checkIssuer(body.issuer),
         client_id: body.client_id,
@@ -245,9 +262,9 @@ export function oidcModule(sealer: Sealer): ModuleDefinition {
       };
       return { value, refs: [] };
     },
-    toApi: (value: OidcValue) => ({ ...sessionToApi(value), issuer: value.issuer, client_id: value.client_id, client_secret: null, scopes: value.scopes }),
+    toApi: (value) => ({ ...sessionToApi(value), issuer: value.issuer, client_id: value.client_id, client_secret: null, scopes: value.scopes }),
     excludes: othersThan('oidc'),
-  };
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -336,14 +353,18 @@ const SamlProvider = {
   metadata_url: Type.String(),
   request_signing_certificate_pem: Type.String(),
 };
-type SamlValue = Session & {
-  idp_metadata: string;
-  force_authn: boolean;
-  allow_idp_initiated: boolean;
-  authorized_groups: string[];
-  nameid_format: string;
-} & Record<keyof typeof SamlProvider, string> & { request_signing_key_sealed: string; service_provider_id: string };
-/** What parse stores before `finish` adds the certificate and its sealed key. */
+const SamlShown = {
+  ...SessionResponse,
+  idp_metadata: Type.String(),
+  force_authn: Type.Boolean(),
+  allow_idp_initiated: Type.Boolean(),
+  authorized_groups: Type.Array(Type.String()),
+  nameid_format: Type.String(),
+  ...SamlProvider,
+};
+const SamlValue = Type.Object({ ...SamlShown, request_signing_key_sealed: Type.String(), service_provider_id: Type.String() });
+type SamlValue = Static<typeof SamlValue>;
+/** What parse makes before `finish` adds the certificate and its sealed key. */
 type ParsedSaml = Omit<SamlValue, 'request_signing_certificate_pem' | 'request_signing_key_sealed'>;
 
 function checkNameIdFormat(format: string): string {
@@ -372,21 +393,14 @@ function serviceProviderAddresses(baseUrl: string) {
  * SAML sign-in. Each parse makes a new service provider (id, addresses, signing certificate), so
  * replacing the module means registering it with the identity provider again.
  */
-export function samlModule(sealer: Sealer): ModuleDefinition {
-  return {
+export function samlModule(sealer: Sealer) {
+  return defineModule({
     name: 'saml',
     title: 'SAML',
     request: SamlRequest,
-    response: Type.Object({
-      ...SessionResponse,
-      idp_metadata: Type.String(),
-      force_authn: Type.Boolean(),
-      allow_idp_initiated: Type.Boolean(),
-      authorized_groups: Type.Array(Type.String()),
-      nameid_format: Type.String(),
-      ...SamlProvider,
-    }),
-    parse: (body: Static<typeof SamlRequest>, ctx: RequestContext) => {
+    stored: SamlValue,
+    response: Type.Object(SamlShown),
+    parse: (body, ctx) => {
       const value: ParsedSaml = {
         ...sessionOf('saml', body),
         idp_metadata: checkIdpMetadata(body.idp_metadata),
@@ -403,7 +417,7 @@ export function samlModule(sealer: Sealer): ModuleDefinition {
       const { certificatePem, keyPem } = await selfSignedCertificate(`edgeplane SAML ${value.service_provider_id}`);
       return { ...value, request_signing_certificate_pem: certificatePem, request_signing_key_sealed: sealer.seal(keyPem, 'saml.request_signing_key') };
     },
-    toApi: ({ request_signing_key_sealed: _never, service_provider_id: _id, ...shown }: SamlValue) => shown,
+    toApi: ({ request_signing_key_sealed: _never, service_provider_id: _id, ...shown }) => shown,
     excludes: othersThan('saml'),
-  };
+  });
 }

@@ -27,7 +27,9 @@ export function agentIngressDefinition(settings: DomainSettings, across: CrossAc
     schemas: { resource: AgentIngress, create: AgentIngressCreate, update: AgentIngressUpdate },
     immutable: ['domain'],
     // Written only by the certificate job: the certificate issued for it cannot be deleted under it.
-    references: [{ column: 'certificate_id', kinds: ['tls_certificate'], notFound: (id) => errors.tlsCertificateNotFound({ id }), onDelete: 'restrict' }],
+    references: [
+      { in: 'column', column: 'certificate_id', kinds: ['tls_certificate'], notFound: (id) => errors.tlsCertificateNotFound({ id }), onDelete: 'restrict' },
+    ],
 
     prepare(ctx, body) {
       const { name } = readDomain(body.domain, { wildcard: false });

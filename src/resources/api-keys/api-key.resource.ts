@@ -3,7 +3,7 @@
 import { errors } from '../../core/errors.js';
 import { describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
-import { ownerManaged } from '../../crud/resource.js';
+import { ownerManaged } from '../../crud/authorization.js';
 import type { ApiKeysTable } from '../../db/schema.js';
 import type { KeyAuthenticator } from './api-key.auth.js';
 import { ApiKey, ApiKeyCreate, ApiKeyUpdate } from './api-key.schema.js';
@@ -20,7 +20,9 @@ export function apiKeyDefinition(auth: KeyAuthenticator) {
     schemas: { resource: ApiKey, create: ApiKeyCreate, update: ApiKeyUpdate },
     immutable: ['owner_id'],
     shownOnce: ['token'],
-    references: [{ column: 'owner_id', kinds: ['user', 'bot_user'], notFound: (id) => errors.ownerNotInAccount({ ownerId: id }), onDelete: 'cascade' }],
+    references: [
+      { in: 'column', column: 'owner_id', kinds: ['user', 'bot_user'], notFound: (id) => errors.ownerNotInAccount({ ownerId: id }), onDelete: 'cascade' },
+    ],
 
     authorize: ownerManaged({ otherOwner: () => errors.ownerNotAllowed(), notOwner: (id) => errors.notKeyOwner({ id }) }),
 

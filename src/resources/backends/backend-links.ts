@@ -15,6 +15,8 @@ export const backendInUse = (id: string, referrers: readonly string[]) => errors
 
 /** How failover and weighted backends keep their children: rows of backend_links, checked for cycles. */
 export const backendChildren = {
+  in: 'join',
+  field: 'backends',
   table: 'backend_links',
   from: 'parent_id',
   to: 'child_id',

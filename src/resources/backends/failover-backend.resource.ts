@@ -15,7 +15,7 @@ export const failoverBackend = defineResource({
   table: 'backends_failover',
   schemas: { resource: S.FailoverBackend, create: S.FailoverBackendCreate, update: S.FailoverBackendUpdate },
   inUse: backendInUse,
-  links: { backends: { ...backendChildren, parse: checkFailoverChildren } },
+  references: [{ ...backendChildren, parse: checkFailoverChildren }],
   prepare: (_ctx, body) => ({ row: describedColumns(body) }),
   toApi: (row: FailoverBackendsTable & { backends: LinkItem[] }) => ({ ...describedResponse(row), backends: row.backends.map((c) => c.id) }),
 });

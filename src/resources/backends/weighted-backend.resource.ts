@@ -15,7 +15,7 @@ export const weightedBackend = defineResource({
   table: 'backends_weighted',
   schemas: { resource: S.WeightedBackend, create: S.WeightedBackendCreate, update: S.WeightedBackendUpdate },
   inUse: backendInUse,
-  links: { backends: { ...backendChildren, weighted: true, parse: checkWeightedChildren } },
+  references: [{ ...backendChildren, weighted: true, parse: checkWeightedChildren }],
   prepare: (_ctx, body) => ({ row: describedColumns(body) }),
   toApi: (row: WeightedBackendsTable & { backends: LinkItem[] }) => ({
     ...describedResponse(row),

@@ -3,7 +3,7 @@
 // (the keys' owner_id reference cascades).
 import { errors } from '../../core/errors.js';
 import { defineResource } from '../../crud/definition.js';
-import { adminWrites } from '../../crud/resource.js';
+import { adminWrites } from '../../crud/authorization.js';
 import { toBool, type BotUsersTable } from '../../db/schema.js';
 import type { KeyAuthenticator } from '../api-keys/api-key.auth.js';
 import { BotUser, BotUserCreate, BotUserUpdate } from './bot-user.schema.js';

@@ -4,7 +4,7 @@
 import { errors } from '../../core/errors.js';
 import { describedChanges, describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
-import { ownerManaged } from '../../crud/resource.js';
+import { ownerManaged } from '../../crud/authorization.js';
 import type { CredentialsTable } from '../../db/schema.js';
 import { readAcl } from './credential-acl.js';
 import { Credential, CredentialCreate, CredentialUpdate } from './credential.schema.js';
@@ -22,7 +22,9 @@ export const credentialDefinition = (credentialDeleted?: (credentialId: string) 
     schemas: { resource: Credential, create: CredentialCreate, update: CredentialUpdate },
     immutable: ['owner_id'],
     shownOnce: ['token'],
-    references: [{ column: 'owner_id', kinds: ['user', 'bot_user'], notFound: (id) => errors.ownerNotInAccount({ ownerId: id }), onDelete: 'cascade' }],
+    references: [
+      { in: 'column', column: 'owner_id', kinds: ['user', 'bot_user'], notFound: (id) => errors.ownerNotInAccount({ ownerId: id }), onDelete: 'cascade' },
+    ],
 
     authorize: ownerManaged({ otherOwner: () => errors.credentialOwnerNotAllowed(), notOwner: (id) => errors.notCredentialOwner({ id }) }),
 

@@ -74,11 +74,14 @@ export function endpointConfigurationDefinition(sealer: Sealer) {
       return { row: { ...describedColumns(body), type } };
     },
 
-    checkModules(_db, owner, _after, changed) {
-      const allowed = ALLOWED_MODULES[owner.type];
-      const refused = changed.find((name) => !allowed.includes(name));
-      if (refused) throw errors.moduleNotAllowedForType({ module: refused, type: owner.type, allowed });
-    },
+    moduleRules: [
+      // Each type of configuration takes only some of the modules.
+      ({ owner, changed }) => {
+        const allowed = ALLOWED_MODULES[owner.type];
+        const refused = changed.find((name) => !allowed.includes(name));
+        return refused ? errors.moduleNotAllowedForType({ module: refused, type: owner.type, allowed }) : undefined;
+      },
+    ],
 
     toApi: (row: EndpointConfigurationsTable) => ({ ...describedResponse(row), type: row.type, ...unset }),
   });

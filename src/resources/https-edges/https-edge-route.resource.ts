@@ -108,7 +108,7 @@ export function httpsEdgeRouteDefinition(sealer: Sealer) {
     path: ROUTES_PATH,
     table: 'https_edge_routes',
     operations: ['create', 'get', 'update', 'delete'],
-    parent: { param: 'edge_id', column: 'edge_id', kind: 'https_edge', serialize: true },
+    parent: { param: 'edge_id', column: 'edge_id', kind: 'https_edge', serialize: true, onDelete: 'cascade' },
     schemas: routeSchemas(modules),
     modules,
 
@@ -131,14 +131,17 @@ export function httpsEdgeRouteDefinition(sealer: Sealer) {
 
     toApi: (row) => routeFields(row),
 
-    async checkModules(db, route, _after, changed) {
-      const module = changed.find((name) => (SIGN_IN_MODULES as readonly string[]).includes(name));
-      if (!module) return;
-      const others = (await db.select('https_edge_routes', { edge_id: route.edge_id })).filter((r) => r.id !== route.id);
-      if (others.length === 0) return;
-      const [holder] = await db.select('modules', { owner_id: others.map((r) => r.id), name: [...SIGN_IN_MODULES] }, { orderBy: ['owner_id'] });
-      if (holder) throw errors.authModuleOnOtherRoute({ module, other: holder.name, route: holder.owner_id });
-    },
+    moduleRules: [
+      // One route of an edge signs its users in: a sign-in module set here while another route has one is refused.
+      async ({ db, owner: route, changed }) => {
+        const module = changed.find((name) => (SIGN_IN_MODULES as readonly string[]).includes(name));
+        if (!module) return undefined;
+        const others = (await db.select('https_edge_routes', { edge_id: route.edge_id })).filter((r) => r.id !== route.id);
+        if (others.length === 0) return undefined;
+        const [holder] = await db.select('modules', { owner_id: others.map((r) => r.id), name: [...SIGN_IN_MODULES] }, { orderBy: ['owner_id'] });
+        return holder ? errors.authModuleOnOtherRoute({ module, other: holder.name, route: holder.owner_id }) : undefined;
+      },
+    ],
 
     hooks: {
       async beforeCreate(db, _ctx, row) {

@@ -1,10 +1,11 @@
 // HTTPS edges: reserved domains of the account as hostports (`<domain>:443`, shared with TLS
 // edges: a domain is served by one edge of either kind), the mutual TLS and TLS termination
 // modules, and their routes, shown whole inside the edge. Deleting an edge deletes its routes
-// and every module of the edge and its routes, in the same transaction.
+// and every module of the edge and its routes, in the same transaction: the routes declare the
+// edge their parent with `onDelete: 'cascade'`.
 import { Type } from '@sinclair/typebox';
 import { defineResource } from '../../crud/definition.js';
-import { readModules, removeModules, type StoredModule } from '../../crud/modules.js';
+import { readModules, type StoredModule } from '../../crud/modules.js';
 import type { ScopedDb } from '../../db/scoped.js';
 import type { HttpsEdgeRoutesTable, HttpsEdgesTable } from '../../db/schema.js';
 import type { Sealer } from '../../lib/crypto/sealer.js';
@@ -50,21 +51,12 @@ export function httpsEdgeDefinitions(sealer: Sealer) {
       ),
     },
     modules: HTTPS_EDGE_MODULES,
-    holds: [domainHostports.holds],
+    references: [domainHostports.served],
 
     prepare: edge.prepare,
     patch: edge.patch,
     hooks: {
       ...edge.hooks,
-      async beforeDelete(db, ctx, row) {
-        await edge.hooks.beforeDelete(db, ctx, row);
-        const routes = await db.select('https_edge_routes', { edge_id: row.id });
-        await removeModules(
-          db,
-          routes.map((r) => r.id),
-        );
-        await db.delete('https_edge_routes', { edge_id: row.id });
-      },
       async expand(db, rows) {
         const [expanded, routes] = await Promise.all([
           edge.hooks.expand(db, rows),

@@ -4,7 +4,7 @@
 import { errors } from '../../core/errors.js';
 import { describedChanges, describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
-import { readOnlyMayOnlyRead } from '../../crud/resource.js';
+import { readOnlyMayOnlyRead } from '../../crud/authorization.js';
 import type { IpPolicyRulesTable } from '../../db/schema.js';
 import { parseCidr } from '../../lib/ip/cidr.js';
 import { policyNotFound } from '../ip-policies/ip-policy.resource.js';
@@ -30,7 +30,7 @@ export function ipPolicyRuleDefinition(onChange: (accountId: string) => void) {
     table: 'ip_policy_rules',
     schemas: { resource: IpPolicyRule, create: IpPolicyRuleCreate, update: IpPolicyRuleUpdate },
     immutable: ['ip_policy_id', 'action'],
-    references: [{ column: 'ip_policy_id', kinds: ['ip_policy'], notFound: policyNotFound('ip_policy_id'), onDelete: 'cascade' }],
+    references: [{ in: 'column', column: 'ip_policy_id', kinds: ['ip_policy'], notFound: policyNotFound('ip_policy_id'), onDelete: 'cascade' }],
 
     async authorize(ctx, operation, { row, body }, db) {
       readOnlyMayOnlyRead(ctx, operation);

@@ -3,7 +3,7 @@
 import { errors } from '../../core/errors.js';
 import { describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
-import { adminWrites } from '../../crud/resource.js';
+import { adminWrites } from '../../crud/authorization.js';
 import { toBool, type IpRestrictionsTable } from '../../db/schema.js';
 import { policyNotFound } from '../ip-policies/ip-policy.resource.js';
 import { bumpIpRevision } from '../ip-policies/ip-revision.js';
@@ -20,8 +20,10 @@ export function ipRestrictionDefinition(onChange: (accountId: string) => void) {
     schemas: { resource: IpRestriction, create: IpRestrictionCreate, update: IpRestrictionUpdate },
     immutable: ['type'],
     authorize: adminWrites('create, update or delete IP restrictions'),
-    links: {
-      ip_policy_ids: {
+    references: [
+      {
+        in: 'join',
+        field: 'ip_policy_ids',
         table: 'ip_restriction_policies',
         from: 'ip_restriction_id',
         to: 'ip_policy_id',
@@ -29,7 +31,7 @@ export function ipRestrictionDefinition(onChange: (accountId: string) => void) {
         notFound: policyNotFound('ip_policy_ids'),
         parse: (ids: string[]) => ids.map((id) => ({ id, weight: null })),
       },
-    },
+    ],
 
     prepare: (_ctx, body) => ({ row: { type: body.type, enforced: body.enforced ?? false, ...describedColumns(body) } }),
 

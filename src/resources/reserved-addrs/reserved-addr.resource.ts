@@ -58,6 +58,7 @@ export function reservedAddrDefinition(settings: DomainSettings, across: CrossAc
     immutable: ['region', 'addr'],
     references: [
       {
+        in: 'column',
         column: 'endpoint_configuration_id',
         kinds: ['endpoint_configuration'],
         notFound: (id) => errors.endpointConfigurationNotFound({ field: 'endpoint_configuration_id', id }),

@@ -106,8 +106,9 @@ export function reservedDomainDefinition(settings: DomainSettings, across: Cross
     immutable: ['domain', 'region'],
     inUse: (id, edges) => errors.domainInUseByEdge({ id, edges }),
     references: [
-      { column: 'certificate_id', kinds: ['tls_certificate'], notFound: (id) => errors.tlsCertificateNotFound({ id }), onDelete: 'restrict' },
+      { in: 'column', column: 'certificate_id', kinds: ['tls_certificate'], notFound: (id) => errors.tlsCertificateNotFound({ id }), onDelete: 'restrict' },
       ...ENDPOINT_CONFIGURATION_FIELDS.map(({ column }) => ({
+        in: 'column' as const,
         column,
         kinds: ['endpoint_configuration'],
         notFound: endpointConfigurationNotFound(column),

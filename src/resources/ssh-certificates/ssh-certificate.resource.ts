@@ -84,6 +84,7 @@ const common = (row: SshHostCertificatesTable) => ({
 });
 
 const signedBy: ColumnReference<SshHostCertificatesTable> = {
+  in: 'column',
   column: 'ssh_certificate_authority_id',
   kinds: ['ssh_certificate_authority'],
   notFound: (id) => errors.sshCaNotFound({ id }),

@@ -66,7 +66,7 @@ const tcpHostports: HostportKind = {
   release: async (db, edgeId) => void (await db.delete('tcp_edge_hostports', { tcp_edge_id: edgeId })),
   of: hostportsOf,
   uniqueIndex: 'tcp_edge_hostports_reserved_addr_id_key',
-  holds: { table: 'tcp_edge_hostports', column: 'reserved_addr_id', referrer: 'tcp_edge_id', kinds: ['reserved_addr'] },
+  served: { in: 'rows', table: 'tcp_edge_hostports', column: 'reserved_addr_id', referrer: 'tcp_edge_id', kinds: ['reserved_addr'] },
   requestDescription: `reserved addresses (host:port) of the account; at most ${MAX_HOSTPORTS}`,
   responseDescription: 'the reserved addresses served; null when none',
 };
@@ -80,7 +80,7 @@ export const tcpEdgeDefinition = defineResource({
   table: 'tcp_edges',
   schemas: edgeSchemas({ prefix: 'edgtcp', title: 'TCP edge', hostports: tcpHostports, modules: TCP_EDGE_MODULES }),
   modules: TCP_EDGE_MODULES,
-  holds: [tcpHostports.holds],
+  references: [tcpHostports.served],
 
   ...hostportEdge<TcpEdgesTable>(tcpHostports),
 });

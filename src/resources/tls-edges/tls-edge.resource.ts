@@ -24,7 +24,7 @@ export const tlsEdgeDefinition = defineResource({
   table: 'tls_edges',
   schemas: edgeSchemas({ prefix: 'edgtls', title: 'TLS edge', hostports: domainHostports, modules: TLS_EDGE_MODULES }),
   modules: TLS_EDGE_MODULES,
-  holds: [domainHostports.holds],
+  references: [domainHostports.served],
 
   ...hostportEdge<TlsEdgesTable>(domainHostports),
 });

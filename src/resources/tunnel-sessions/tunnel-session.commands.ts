@@ -14,7 +14,7 @@ import { EmptyBody, IdParams, NoQuery, errorResponses } from '../../core/schema.
 import { rfc3339 } from '../../core/time.js';
 import { observeMutation } from '../../db/observers.js';
 import { MUTATION_OBSERVERS } from '../mutation-observers.js';
-import { readOnlyMayOnlyRead } from '../../crud/resource.js';
+import { readOnlyMayOnlyRead } from '../../crud/authorization.js';
 import { scopedRead, scopedTx } from '../../db/scoped.js';
 import { ForeignKeyViolation, type Store } from '../../db/store.js';
 import type { SessionCommand, SessionCommands } from '../../core/live-agents.js';
