@@ -47,8 +47,12 @@ export interface LinkItem {
   weight: number | null;
 }
 
-/** The join tables; each has the owner column, the target column, account_id and position. */
-export type JoinTable = 'ip_restriction_policies' | 'backend_links';
+/**
+ * The join tables (ip_restriction_policies, backend_links, …): rows with no id of their own, each with the
+ * owner column, the target column, account_id and position. Told by their shape, not named, because the
+ * kinds declare their tables (src/db/schema.ts) and src/crud may not depend on the kinds.
+ */
+export type JoinTable = { [T in OwnedTable]: RowOf<T> extends { position: number } ? ('id' extends keyof RowOf<T> ? never : T) : never }[OwnedTable];
 
 /** An id in a column of this kind's row (`owner_id`, `certificate_id`). */
 export interface ColumnReference<Row> extends Target {

@@ -1,5 +1,16 @@
-// Row types of every table, as Kysely sees them. Times are RFC 3339 strings in both stores;
+// Row types of the tables, as Kysely sees them. Times are RFC 3339 strings in both stores;
 // booleans are SqlBool because SQLite hands back 0/1 (read them through `toBool`).
+//
+// Only the tables the store itself owns are declared here: accounts and users, the generic tables
+// of the resource core (modules, idempotency keys, jobs, audit events), the ACME tables, the live
+// agent records with their views and route claims, and the three kind tables that src/db reads
+// itself (certificates served by name, ACME challenges of an account's domains). Every other resource
+// kind declares its tables next to it, in src/resources/<kind>/<kind>.table.ts, and adds them to
+// `Database` by module augmentation (`declare module '../../db/schema.js' { interface Database {…} }`).
+// Augmentation, because the store must not import the kinds (src/db sits below src/resources), yet
+// `Kysely<Database>`, `OwnedTable` and `RowOf` must see every table: the declarations merge into this
+// one interface for the whole program. Each kind's resource file imports its table file, so the
+// registry, which imports every kind, brings all of them in.
 import type { SqlBool } from 'kysely';
 import type { Role } from '../core/context.js';
 
@@ -19,161 +30,8 @@ export interface UsersTable {
   created_at: string;
 }
 
-export interface BotUsersTable {
-  id: string;
-  account_id: string;
-  name: string;
-  active: SqlBool;
-  created_at: string;
-}
-
-export interface ApiKeysTable {
-  id: string;
-  account_id: string;
-  owner_id: string;
-  description: string;
-  metadata: string;
-  /** SHA-256 of the token's secret part, hex. The token itself is never stored. */
-  secret_hash: string;
-  created_at: string;
-}
-
-/** An agent authtoken. */
-export interface CredentialsTable {
-  id: string;
-  account_id: string;
-  owner_id: string;
-  description: string;
-  metadata: string;
-  /** JSON array of ACL rules in their stored form (`bind:app.example.com`, `bind:env=prod`). */
-  acl: string;
-  /** SHA-256 of the token's secret part, hex. The token itself is never stored. */
-  secret_hash: string;
-  created_at: string;
-}
-
-export interface IpPoliciesTable {
-  id: string;
-  account_id: string;
-  description: string;
-  metadata: string;
-  created_at: string;
-}
-
-export type IpRuleAction = 'allow' | 'deny';
-
-export interface IpPolicyRulesTable {
-  id: string;
-  account_id: string;
-  ip_policy_id: string;
-  /** Canonical network form: `10.0.0.0/8`, `2001:db8::/32`. */
-  cidr: string;
-  action: IpRuleAction;
-  description: string;
-  metadata: string;
-  created_at: string;
-}
-
-export type IpRestrictionType = 'dashboard' | 'api' | 'agent' | 'endpoints';
-
-export interface IpRestrictionsTable {
-  id: string;
-  account_id: string;
-  type: IpRestrictionType;
-  enforced: SqlBool;
-  description: string;
-  metadata: string;
-  created_at: string;
-}
-
-export interface IpRestrictionPoliciesTable {
-  ip_restriction_id: string;
-  ip_policy_id: string;
-  account_id: string;
-  position: number;
-}
-
-export interface IpRevisionsTable {
-  account_id: string;
-  revision: number;
-}
-
-interface BackendBase {
-  id: string;
-  account_id: string;
-  description: string;
-  metadata: string;
-  created_at: string;
-}
-
-export interface TunnelGroupBackendsTable extends BackendBase {
-  /** JSON object of label → value. */
-  labels: string;
-}
-
-export interface HttpResponseBackendsTable extends BackendBase {
-  body: string;
-  /** JSON object of lower-case header name → value. */
-  headers: string;
-  status_code: number;
-}
-
-export interface StaticBackendsTable extends BackendBase {
-  address: string;
-  tls_enabled: SqlBool;
-}
-
-export type FailoverBackendsTable = BackendBase;
-export type WeightedBackendsTable = BackendBase;
-
-/** A failover (ordered) or weighted (weight set) backend's child. */
-export interface BackendLinksTable {
-  parent_id: string;
-  child_id: string;
-  account_id: string;
-  position: number;
-  weight: number | null;
-}
-
-export type SshKeyType = 'rsa' | 'ecdsa' | 'ed25519';
-
-export interface SshCertificateAuthoritiesTable {
-  id: string;
-  account_id: string;
-  description: string;
-  metadata: string;
-  created_at: string;
-  key_type: SshKeyType;
-  /** authorized-keys line */
-  public_key: string;
-  /** PKCS#8 PEM sealed with the master key (AES-256-GCM, bound to the CA id). */
-  private_key_sealed: string;
-}
-
-export interface SshHostCertificatesTable {
-  id: string;
-  account_id: string;
-  description: string;
-  metadata: string;
-  created_at: string;
-  ssh_certificate_authority_id: string;
-  public_key: string;
-  key_type: SshKeyType;
-  /** JSON array */
-  principals: string;
-  valid_after: string;
-  valid_until: string;
-  /** uint64 as decimal text */
-  serial: string;
-  certificate: string;
-}
-
-export interface SshUserCertificatesTable extends SshHostCertificatesTable {
-  /** JSON object */
-  critical_options: string;
-  /** JSON object */
-  extensions: string;
-}
+// Tables of resource kinds that stay here because src/db reads them (served-certificates.ts,
+// acme.ts), and src/db may not import src/resources, not even for types.
 
 export interface TlsCertificatesTable {
   id: string;
@@ -192,17 +50,6 @@ export interface TlsCertificatesTable {
   not_after: string;
   /** Set when edgeplane issued it (ACME); null for an uploaded certificate. */
   issued_at: string | null;
-}
-
-export type EndpointConfigurationType = 'http' | 'https' | 'tcp';
-
-export interface EndpointConfigurationsTable {
-  id: string;
-  account_id: string;
-  description: string;
-  metadata: string;
-  created_at: string;
-  type: EndpointConfigurationType;
 }
 
 /** Certificate management of a reserved domain or an agent ingress: the policy, and the job while one runs. */
@@ -250,36 +97,6 @@ export interface AgentIngressesTable extends CertificateManagementColumns {
   certificate_id: string | null;
 }
 
-export interface ReservedAddrsTable {
-  id: string;
-  account_id: string;
-  description: string;
-  metadata: string;
-  created_at: string;
-  /** `host:port`, unique across accounts. */
-  addr: string;
-  host: string;
-  port: number;
-  region: string;
-  endpoint_configuration_id: string | null;
-}
-
-export interface TcpEdgesTable {
-  id: string;
-  account_id: string;
-  description: string;
-  metadata: string;
-  created_at: string;
-}
-
-/** The reserved addresses a TCP edge serves; an address is served by one edge at most. */
-export interface TcpEdgeHostportsTable {
-  tcp_edge_id: string;
-  reserved_addr_id: string;
-  account_id: string;
-  position: number;
-}
-
 /** A module of an edge, a route or an endpoint configuration: its value as JSON. */
 export interface ModulesTable {
   owner_id: string;
@@ -297,58 +114,6 @@ export interface ModuleRefsTable {
   position: number;
 }
 
-export interface CertificateAuthoritiesTable {
-  id: string;
-  account_id: string;
-  description: string;
-  metadata: string;
-  created_at: string;
-  ca_pem: string;
-  /** JSON object: the response fields derived from the certificate. */
-  details: string;
-}
-
-export interface TlsEdgesTable {
-  id: string;
-  account_id: string;
-  description: string;
-  metadata: string;
-  created_at: string;
-}
-
-/** The reserved domains an edge (TLS or HTTPS) serves; a domain is served by one edge at most. */
-export interface EdgeDomainsTable {
-  edge_id: string;
-  reserved_domain_id: string;
-  account_id: string;
-  position: number;
-}
-
-export interface HttpsEdgesTable {
-  id: string;
-  account_id: string;
-  description: string;
-  metadata: string;
-  created_at: string;
-}
-
-export type RouteMatchType = 'exact_path' | 'path_prefix';
-
-export interface HttpsEdgeRoutesTable {
-  id: string;
-  account_id: string;
-  edge_id: string;
-  match_type: RouteMatchType;
-  match: string;
-  description: string;
-  metadata: string;
-  created_at: string;
-}
-
-/**
- * A background job (src/db/jobs.ts): one per kind and subject. Instants are `toISOString()` text
- * (fixed width, so they sort as text). A claim sets the lease and counts the attempt.
- */
 /** The ACME account edgeplane uses with one directory. */
 export interface AcmeAccountsTable {
   directory_url: string;
@@ -390,6 +155,10 @@ export interface IdempotencyKeysTable {
   resource_id: string | null;
 }
 
+/**
+ * A background job (src/db/jobs.ts): one per kind and subject. Instants are `toISOString()` text
+ * (fixed width, so they sort as text). A claim sets the lease and counts the attempt.
+ */
 export interface JobsTable {
   id: string;
   account_id: string;
@@ -503,40 +272,15 @@ export interface LiveEndpointsView {
   lease_expires_at: string;
 }
 
+/** The store's tables; each resource kind adds its own (see the top of this file). */
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
-  bot_users: BotUsersTable;
-  api_keys: ApiKeysTable;
-  credentials: CredentialsTable;
-  ip_policies: IpPoliciesTable;
-  ip_policy_rules: IpPolicyRulesTable;
-  ip_restrictions: IpRestrictionsTable;
-  ip_restriction_policies: IpRestrictionPoliciesTable;
-  ip_revisions: IpRevisionsTable;
-  backends_tunnel_group: TunnelGroupBackendsTable;
-  backends_http_response: HttpResponseBackendsTable;
-  backends_static: StaticBackendsTable;
-  backends_failover: FailoverBackendsTable;
-  backends_weighted: WeightedBackendsTable;
-  backend_links: BackendLinksTable;
-  ssh_certificate_authorities: SshCertificateAuthoritiesTable;
-  ssh_user_certificates: SshUserCertificatesTable;
-  ssh_host_certificates: SshHostCertificatesTable;
   tls_certificates: TlsCertificatesTable;
-  endpoint_configurations: EndpointConfigurationsTable;
   reserved_domains: ReservedDomainsTable;
   agent_ingresses: AgentIngressesTable;
-  reserved_addrs: ReservedAddrsTable;
-  tcp_edges: TcpEdgesTable;
-  tcp_edge_hostports: TcpEdgeHostportsTable;
   modules: ModulesTable;
   module_refs: ModuleRefsTable;
-  certificate_authorities: CertificateAuthoritiesTable;
-  tls_edges: TlsEdgesTable;
-  edge_domains: EdgeDomainsTable;
-  https_edges: HttpsEdgesTable;
-  https_edge_routes: HttpsEdgeRoutesTable;
   jobs: JobsTable;
   acme_accounts: AcmeAccountsTable;
   acme_challenges: AcmeChallengesTable;

@@ -12,7 +12,8 @@ import { Body, DescribedFields, Ref, StringEnum } from '../../src/core/schema.js
 import { defineResource, type AnyDefinition } from '../../src/crud/definition.js';
 import { Kinds } from '../../src/crud/kinds.js';
 import { createResource } from '../../src/crud/resource.js';
-import type { IpPolicyRulesTable, BotUsersTable } from '../../src/db/schema.js';
+import type { BotUsersTable } from '../../src/resources/bot-users/bot-user.table.js';
+import type { IpPolicyRulesTable } from '../../src/resources/ip-policy-rules/ip-policy-rule.table.js';
 import { ipPolicyRuleDefinition } from '../../src/resources/ip-policy-rules/ip-policy-rule.resource.js';
 import { resourceDefinitions } from '../../src/resources/registry.js';
 import { describeEachStore, type Api } from '../helpers/harness.js';

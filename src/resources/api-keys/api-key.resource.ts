@@ -4,7 +4,7 @@ import { errors } from '../../core/errors.js';
 import { describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
 import { ownerManaged } from '../../crud/authorization.js';
-import type { ApiKeysTable } from '../../db/schema.js';
+import type { ApiKeysTable } from './api-key.table.js';
 import type { KeyAuthenticator } from './api-key.auth.js';
 import { ApiKey, ApiKeyCreate, ApiKeyUpdate } from './api-key.schema.js';
 import { newKeyMaterial } from './api-key.token.js';

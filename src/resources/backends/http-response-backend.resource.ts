@@ -1,7 +1,7 @@
 // HTTP-response backends: answer every request with a fixed status, headers and body.
 import { describedChanges, describedColumns, describedResponse } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
-import { type HttpResponseBackendsTable } from '../../db/schema.js';
+import type { HttpResponseBackendsTable } from './backend.table.js';
 import { backendInUse } from './backend-links.js';
 import * as S from './backend.schema.js';
 import { checkHeaders, checkResponseBody, checkStatusCode } from './backend-values.js';

@@ -1,7 +1,8 @@
 // Static backends: forward to a fixed address, with or without TLS.
 import { describedChanges, describedColumns, describedResponse } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
-import { toBool, type StaticBackendsTable } from '../../db/schema.js';
+import { toBool } from '../../db/schema.js';
+import type { StaticBackendsTable } from './backend.table.js';
 import { backendInUse } from './backend-links.js';
 import * as S from './backend.schema.js';
 import { checkAddress } from './backend-values.js';

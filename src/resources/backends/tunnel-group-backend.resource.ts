@@ -1,7 +1,7 @@
 // Tunnel-group backends: forward to the live tunnels whose labels match.
 import { describedChanges, describedColumns, describedResponse } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
-import { type TunnelGroupBackendsTable } from '../../db/schema.js';
+import type { TunnelGroupBackendsTable } from './backend.table.js';
 import { backendInUse } from './backend-links.js';
 import * as S from './backend.schema.js';
 import { labelsMatch, parseLabels } from '../tunnels/tunnel-labels.js';

@@ -4,7 +4,8 @@
 import { errors } from '../../core/errors.js';
 import { defineResource } from '../../crud/definition.js';
 import { adminWrites } from '../../crud/authorization.js';
-import { toBool, type BotUsersTable } from '../../db/schema.js';
+import { toBool } from '../../db/schema.js';
+import type { BotUsersTable } from './bot-user.table.js';
 import type { KeyAuthenticator } from '../api-keys/api-key.auth.js';
 import { BotUser, BotUserCreate, BotUserUpdate } from './bot-user.schema.js';
 

@@ -5,7 +5,7 @@ import { errors } from '../../core/errors.js';
 import { describedChanges, describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
 import { ownerManaged } from '../../crud/authorization.js';
-import type { CredentialsTable } from '../../db/schema.js';
+import type { CredentialsTable } from './credential.table.js';
 import { readAcl } from './credential-acl.js';
 import { Credential, CredentialCreate, CredentialUpdate } from './credential.schema.js';
 import { newCredentialMaterial } from './credential.token.js';

@@ -4,7 +4,7 @@
 import { errors } from '../../core/errors.js';
 import { describedColumns, describedResponse } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
-import type { EndpointConfigurationsTable, EndpointConfigurationType } from '../../db/schema.js';
+import type { EndpointConfigurationsTable, EndpointConfigurationType } from './endpoint-configuration.table.js';
 import type { Sealer } from '../../lib/crypto/sealer.js';
 import { ipPolicyModule, loggingModule, mutualTlsModule, tlsTerminationModule } from '../../edge-config/modules/edge-modules.js';
 import {

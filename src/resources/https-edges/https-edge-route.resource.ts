@@ -9,7 +9,7 @@ import { Body, DescribedCreate, DescribedFields, DescribedPatch, Patch, describe
 import { defineResource, type View } from '../../crud/definition.js';
 import { moduleFields, moduleRequestFields, showModules, type ModuleDefinition, type StoredModule } from '../../crud/modules.js';
 import type { ScopedDb } from '../../db/scoped.js';
-import type { HttpsEdgeRoutesTable, RouteMatchType } from '../../db/schema.js';
+import type { HttpsEdgeRoutesTable, RouteMatchType } from './https-edge-route.table.js';
 import type { Sealer } from '../../lib/crypto/sealer.js';
 import { backendModule, ipRestrictionModule, policyModule, trafficPolicyModule } from '../../edge-config/modules/edge-modules.js';
 import {

@@ -3,7 +3,7 @@
 import { errors } from '../../core/errors.js';
 import { describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
-import type { IpPoliciesTable } from '../../db/schema.js';
+import type { IpPoliciesTable } from './ip-policy.table.js';
 import { IpPolicy, IpPolicyCreate, IpPolicyUpdate } from './ip-policy.schema.js';
 
 export const ipPolicyDefinition = defineResource({

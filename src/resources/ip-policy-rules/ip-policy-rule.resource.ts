@@ -5,7 +5,7 @@ import { errors } from '../../core/errors.js';
 import { describedChanges, describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
 import { readOnlyMayOnlyRead } from '../../crud/authorization.js';
-import type { IpPolicyRulesTable } from '../../db/schema.js';
+import type { IpPolicyRulesTable } from './ip-policy-rule.table.js';
 import { parseCidr } from '../../lib/ip/cidr.js';
 import { policyNotFound } from '../ip-policies/ip-policy.resource.js';
 import { bumpIpRevision, restrictionsUsing } from '../ip-policies/ip-revision.js';

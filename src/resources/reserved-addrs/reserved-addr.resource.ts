@@ -9,7 +9,7 @@ import { describedChanges, describedColumns, describedResponse } from '../../cor
 import { defineResource } from '../../crud/definition.js';
 import { readAcrossAccountsIn, type CrossAccountReader } from '../../db/cross-account.js';
 import type { ScopedDb } from '../../db/scoped.js';
-import type { ReservedAddrsTable } from '../../db/schema.js';
+import type { ReservedAddrsTable } from './reserved-addr.table.js';
 import { ReservedAddr, ReservedAddrCreate, ReservedAddrUpdate } from './reserved-addr.schema.js';
 
 /**

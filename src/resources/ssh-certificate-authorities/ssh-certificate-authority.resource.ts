@@ -10,7 +10,7 @@ import { newId } from '../../core/ids.js';
 import { describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
 import type { ScopedDb } from '../../db/scoped.js';
-import type { SshCertificateAuthoritiesTable } from '../../db/schema.js';
+import type { SshCertificateAuthoritiesTable } from './ssh-certificate-authority.table.js';
 import type { Sealer } from '../../lib/crypto/sealer.js';
 import { authorizedKeysLine, CURVES, toSshPublicKey, type SshPublicKey } from '../../lib/ssh/keys.js';
 import { SshCertificateAuthority, SshCertificateAuthorityCreate, SshCertificateAuthorityUpdate } from './ssh-certificate-authority.schema.js';

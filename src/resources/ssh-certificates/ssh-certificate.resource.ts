@@ -8,7 +8,7 @@ import type { RequestContext } from '../../core/context.js';
 import { describedColumns } from '../../core/schema.js';
 import { defineResource, type ColumnReference } from '../../crud/definition.js';
 import type { ScopedDb } from '../../db/scoped.js';
-import type { SshHostCertificatesTable, SshUserCertificatesTable } from '../../db/schema.js';
+import type { SshHostCertificatesTable, SshUserCertificatesTable } from './ssh-certificate.table.js';
 import type { Sealer } from '../../lib/crypto/sealer.js';
 import { certificateLine, signCertificate, type CertificateType } from '../../lib/ssh/certificate.js';
 import { KeyError, parseAuthorizedKey } from '../../lib/ssh/keys.js';

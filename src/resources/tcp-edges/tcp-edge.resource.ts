@@ -4,7 +4,7 @@
 import { errors } from '../../core/errors.js';
 import { defineResource } from '../../crud/definition.js';
 import type { ScopedDb } from '../../db/scoped.js';
-import type { TcpEdgesTable } from '../../db/schema.js';
+import type { TcpEdgesTable } from './tcp-edge.table.js';
 import { edgeSchemas, hostportEdge, type HostportKind } from '../../edge-config/hostports/hostport-edge.js';
 import { backendModule, ipRestrictionModule, policyModule, trafficPolicyModule } from '../../edge-config/modules/edge-modules.js';
 

@@ -1,7 +1,7 @@
 // TLS edges: reserved domains of the account as hostports (`<domain>:443`) and the modules of a
 // TLS endpoint, each the definition TCP edges (and, later, HTTPS edges) use.
 import { defineResource } from '../../crud/definition.js';
-import type { TlsEdgesTable } from '../../db/schema.js';
+import type { TlsEdgesTable } from './tls-edge.table.js';
 import {
   backendModule,
   ipRestrictionModule,
