@@ -7,12 +7,12 @@ import { after, before, it } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { errors } from '../../src/core/errors.js';
 import { Body, DescribedFields, Ref, StringEnum } from '../../src/core/schema.js';
 import { defineResource, type AnyDefinition } from '../../src/crud/definition.js';
 import { Kinds } from '../../src/crud/kinds.js';
 import { createResource } from '../../src/crud/resource.js';
 import type { IpPolicyRulesTable, BotUsersTable } from '../../src/db/schema.js';
+import { ipPolicyErrors } from '../../src/resources/ip-policies/ip-policy.errors.js';
 import { ipPolicyRuleDefinition } from '../../src/resources/ip-policy-rules/ip-policy-rule.resource.js';
 import { resourceDefinitions } from '../../src/resources/registry.js';
 import { describeEachStore, type Api } from '../helpers/harness.js';
@@ -34,7 +34,9 @@ const nestedRules = defineResource({
   operations: ['create', 'get', 'update', 'delete'],
   parent: { param: 'ip_policy_id', column: 'ip_policy_id', kind: 'ip_policy' },
   uri: 'path',
-  references: [{ column: 'ip_policy_id', kinds: ['ip_policy'], notFound: (id) => errors.ipPolicyNotFound({ field: 'ip_policy_id', id }), onDelete: 'cascade' }],
+  references: [
+    { column: 'ip_policy_id', kinds: ['ip_policy'], notFound: (id) => ipPolicyErrors.ipPolicyNotFound({ field: 'ip_policy_id', id }), onDelete: 'cascade' },
+  ],
   prepare: (_ctx, body) => ({
     row: { cidr: body.cidr, action: body.action, description: '', metadata: '' } as Omit<
       IpPolicyRulesTable,

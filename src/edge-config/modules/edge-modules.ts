@@ -2,13 +2,15 @@
 // the ids it names. TCP edges use them now; TLS edges, HTTPS routes and endpoint configurations
 // list the same definitions.
 import { Type } from '@sinclair/typebox';
-import { errors, type ApiError } from '../../core/errors.js';
+import type { ApiError } from '../../core/errors.js';
 import { IdString, Nullable, Ref } from '../../core/schema.js';
 import type { ModuleDefinition } from '../../crud/modules.js';
 import { BACKEND_KINDS } from '../../resources/backends/backend-links.js';
+import { backendErrors } from '../../resources/backends/backend.errors.js';
 import { policyNotFound } from '../../resources/ip-policies/ip-policy.resource.js';
 import { MAX_POLICIES_PER_RESTRICTION } from '../../resources/ip-restrictions/ip-restriction.schema.js';
 import { checkEndpointPolicy, checkTrafficPolicyDocument, policyIdsOf, type EndpointPolicy, type PolicyProtocol } from '../traffic-policy/traffic-policy.js';
+import { edgeModuleErrors } from './edge-module.errors.js';
 
 /** `enabled` of every module's request: optional, true when absent. */
 export const Enabled = Type.Optional(Type.Boolean({ description: 'default true' }));
@@ -23,7 +25,7 @@ export const backendModule: ModuleDefinition = {
     refs: [body.backend_id],
   }),
   refKinds: BACKEND_KINDS,
-  notFound: (id) => errors.backendNotFound({ field: 'backend.backend_id', id }),
+  notFound: (id) => backendErrors.backendNotFound({ field: 'backend.backend_id', id }),
   toApi: (value: { enabled: boolean; backend_id: string }, view) => ({ enabled: value.enabled, backend: view.ref(value.backend_id) }),
 };
 
@@ -106,7 +108,7 @@ export const loggingModule = idListModule({
   whats: 'event streams',
   max: 10,
   kinds: [],
-  notFound: (id) => errors.eventStreamNotFound({ id }),
+  notFound: (id) => edgeModuleErrors.eventStreamNotFound({ id }),
 });
 
 const Action = Type.Object(
@@ -185,12 +187,12 @@ export const mutualTlsModule: ModuleDefinition = {
     whats: 'certificate authorities',
     max: 50,
     kinds: ['certificate_authority'],
-    notFound: (id) => errors.certificateAuthorityNotFound({ id }),
+    notFound: (id) => edgeModuleErrors.certificateAuthorityNotFound({ id }),
   }),
   // Client certificates are checked where TLS is terminated: with no tls_termination module, at the edge.
   conflicts: (value: { enabled: boolean }, siblings) => {
     const termination = siblings.get('tls_termination') as { enabled: boolean; terminate_at: string } | undefined;
-    return value.enabled && termination?.enabled && termination.terminate_at === 'upstream' ? errors.mutualTlsNeedsEdgeTermination() : undefined;
+    return value.enabled && termination?.enabled && termination.terminate_at === 'upstream' ? edgeModuleErrors.mutualTlsNeedsEdgeTermination() : undefined;
   },
 };
 
@@ -211,10 +213,10 @@ export const tlsTerminationModule: ModuleDefinition = {
   response: Type.Object({ enabled: Type.Boolean(), terminate_at: Type.String(), min_version: Nullable(Type.String()) }),
   parse: (body: { enabled?: boolean; terminate_at?: string; min_version?: string | null }) => {
     const terminateAt = body.terminate_at ?? 'edge';
-    if (terminateAt !== 'edge' && terminateAt !== 'upstream') throw errors.invalidTerminateAt({ value: terminateAt });
+    if (terminateAt !== 'edge' && terminateAt !== 'upstream') throw edgeModuleErrors.invalidTerminateAt({ value: terminateAt });
     const minVersion = body.min_version ?? null;
-    if (minVersion !== null && !TLS_VERSIONS.includes(minVersion)) throw errors.invalidMinVersion({ value: minVersion });
-    if (minVersion !== null && terminateAt === 'upstream') throw errors.minVersionUpstream();
+    if (minVersion !== null && !TLS_VERSIONS.includes(minVersion)) throw edgeModuleErrors.invalidMinVersion({ value: minVersion });
+    if (minVersion !== null && terminateAt === 'upstream') throw edgeModuleErrors.minVersionUpstream();
     return { value: { enabled: body.enabled ?? true, terminate_at: terminateAt, min_version: minVersion }, refs: [] };
   },
   toApi: (value: { enabled: boolean; terminate_at: string; min_version: string | null }) => ({ ...value }),
@@ -235,7 +237,7 @@ export const httpsTlsTerminationModule: ModuleDefinition = {
     { additionalProperties: false },
   ),
   parse: (body: { terminate_at?: string }, ctx) => {
-    if (body.terminate_at !== undefined) throw errors.terminateAtNotAllowed();
+    if (body.terminate_at !== undefined) throw edgeModuleErrors.terminateAtNotAllowed();
     return tlsTerminationModule.parse(body, ctx);
   },
 };

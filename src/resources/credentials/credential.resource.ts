@@ -7,6 +7,7 @@ import { defineResource } from '../../crud/definition.js';
 import { ownerManaged } from '../../crud/resource.js';
 import type { CredentialsTable } from '../../db/schema.js';
 import { readAcl } from './credential-acl.js';
+import { credentialErrors } from './credential.errors.js';
 import { Credential, CredentialCreate, CredentialUpdate } from './credential.schema.js';
 import { newCredentialMaterial } from './credential.token.js';
 
@@ -24,7 +25,7 @@ export const credentialDefinition = (credentialDeleted?: (credentialId: string) 
     shownOnce: ['token'],
     references: [{ column: 'owner_id', kinds: ['user', 'bot_user'], notFound: (id) => errors.ownerNotInAccount({ ownerId: id }), onDelete: 'cascade' }],
 
-    authorize: ownerManaged({ otherOwner: () => errors.credentialOwnerNotAllowed(), notOwner: (id) => errors.notCredentialOwner({ id }) }),
+    authorize: ownerManaged({ otherOwner: () => credentialErrors.credentialOwnerNotAllowed(), notOwner: (id) => credentialErrors.notCredentialOwner({ id }) }),
 
     prepare(ctx, body) {
       const acl = JSON.stringify(readAcl(body.acl ?? []));
