@@ -6,12 +6,12 @@
 // null when unset: clients crash on missing keys.
 import { Type } from '@sinclair/typebox';
 import type { RequestContext } from '../core/context.js';
-import { errors } from '../core/errors.js';
 import { Nullable } from '../core/schema.js';
 import { rfc3339 } from '../core/time.js';
 import type { ScopedDb } from '../db/scoped.js';
 import type { CertificateManagementColumns } from '../db/schema.js';
 import { cancelJobs, enqueueJob } from '../jobs/queue.js';
+import { certificateManagementErrors } from './certificate-management.errors.js';
 
 export const AUTHORITIES = ['letsencrypt'] as const;
 export const MANAGED_KEY_TYPES = ['rsa', 'ecdsa'] as const;
@@ -60,9 +60,9 @@ export type CertPolicyBody = { authority?: string; private_key_type?: string };
 /** The policy of a request with its defaults, or the 400 for a bad value. */
 export function readPolicy(body: CertPolicyBody): { authority: string; keyType: string } {
   const authority = body.authority ?? 'letsencrypt';
-  if (!(AUTHORITIES as readonly string[]).includes(authority)) throw errors.invalidAuthority({ value: authority });
+  if (!(AUTHORITIES as readonly string[]).includes(authority)) throw certificateManagementErrors.invalidAuthority({ value: authority });
   const keyType = body.private_key_type ?? 'rsa';
-  if (!(MANAGED_KEY_TYPES as readonly string[]).includes(keyType)) throw errors.invalidCertKeyType({ value: keyType });
+  if (!(MANAGED_KEY_TYPES as readonly string[]).includes(keyType)) throw certificateManagementErrors.invalidCertKeyType({ value: keyType });
   return { authority, keyType };
 }
 

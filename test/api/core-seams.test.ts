@@ -7,13 +7,13 @@ import { after, before, it } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { errors } from '../../src/core/errors.js';
 import { Body, DescribedFields, Ref, StringEnum } from '../../src/core/schema.js';
 import { defineResource, type AnyDefinition } from '../../src/crud/definition.js';
 import { Kinds } from '../../src/crud/kinds.js';
 import { createResource } from '../../src/crud/resource.js';
 import type { BotUsersTable } from '../../src/resources/bot-users/bot-user.table.js';
 import type { IpPolicyRulesTable } from '../../src/resources/ip-policy-rules/ip-policy-rule.table.js';
+import { ipPolicyErrors } from '../../src/resources/ip-policies/ip-policy.errors.js';
 import { ipPolicyRuleDefinition } from '../../src/resources/ip-policy-rules/ip-policy-rule.resource.js';
 import { resourceDefinitions } from '../../src/resources/registry.js';
 import { describeEachStore, type Api } from '../helpers/harness.js';
@@ -40,7 +40,7 @@ const nestedRules = defineResource({
       in: 'column',
       column: 'ip_policy_id',
       kinds: ['ip_policy'],
-      notFound: (id) => errors.ipPolicyNotFound({ field: 'ip_policy_id', id }),
+      notFound: (id) => ipPolicyErrors.ipPolicyNotFound({ field: 'ip_policy_id', id }),
       onDelete: 'cascade',
     },
   ],

@@ -1,15 +1,18 @@
-// docs/errors.md and the catalogue in src/core/errors.ts list the same errors: every code with
-// its status and meaning, no more, no less.
+// docs/errors.md and the error catalogue (src/error-catalogue.ts, which gathers every
+// `*.errors.ts`) list the same errors: the file is exactly what `npm run docs:errors` writes, every
+// code with its status and meaning, no more, no less; and no two entries share a code or a name.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { describe, it } from 'node:test';
-import { catalogue } from '../../src/core/errors.js';
+import { ERRORS_DOC_FILE, renderErrorsDoc } from '../../scripts/errors-doc.js';
+import { entry } from '../../src/core/errors.js';
+import { CATALOGUES, ERROR_CATALOGUE, gatherCatalogues } from '../../src/error-catalogue.js';
 
 const ROW = /^\|\s*`?ERR_EP_(\d+)`?\s*\|\s*(\d{3})\s*\|\s*(.+?)\s*\|$/;
 
 function documented(): Map<number, { status: number; meaning: string }> {
   const rows = new Map<number, { status: number; meaning: string }>();
-  for (const line of fs.readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8').split('\n')) {
+  for (const line of fs.readFileSync(ERRORS_DOC_FILE, 'utf8').split('\n')) {
     const m = ROW.exec(line.trim());
     if (!m) continue;
     const code = Number(m[1]);
@@ -21,13 +24,33 @@ function documented(): Map<number, { status: number; meaning: string }> {
 
 describe('error catalogue', () => {
   it('has one code per entry', () => {
-    const codes = Object.values(catalogue).map((e) => e.code);
+    const codes = ERROR_CATALOGUE.map((e) => e.code);
     assert.equal(new Set(codes).size, codes.length, 'codes are unique');
+    const names = ERROR_CATALOGUE.map((e) => e.name);
+    assert.equal(new Set(names).size, names.length, 'names are unique');
+    const entries = Object.values(CATALOGUES).reduce((n, catalogue) => n + Object.keys(catalogue).length, 0);
+    assert.equal(ERROR_CATALOGUE.length, entries, 'every entry of every catalogue is gathered');
+  });
+
+  it('refuses, when gathered, two entries with one code or one name', () => {
+    const a = entry(9990, 400, 'a', () => 'a');
+    const b = entry(9991, 400, 'b', () => 'b');
+    assert.throws(() => gatherCatalogues({ one: { a }, two: { b: { ...b, code: 9990 } } }), /ERR_EP_9990 is the code of both one\.a and two\.b/);
+    assert.throws(() => gatherCatalogues({ one: { a }, two: { a: b } }), /one\.a and two\.a have the same name/);
+    assert.equal(gatherCatalogues({ one: { a }, two: { b } }).length, 2);
   });
 
   it('is documented in docs/errors.md with the same statuses and meanings', () => {
     const docs = documented();
-    const code = Object.values(catalogue).map((e) => [e.code, { status: e.status, meaning: e.meaning }] as const);
+    const code = ERROR_CATALOGUE.map((e) => [e.code, { status: e.status, meaning: e.meaning }] as const);
     assert.deepEqual(new Map(code), docs);
+  });
+
+  it('docs/errors.md is what `npm run docs:errors` writes', () => {
+    assert.equal(
+      fs.readFileSync(ERRORS_DOC_FILE, 'utf8'),
+      renderErrorsDoc(ERROR_CATALOGUE),
+      'docs/errors.md is stale: run `npm run docs:errors` and commit it',
+    );
   });
 });

@@ -2,13 +2,15 @@
 // names and the rules it brings. TCP edges, TLS edges, HTTPS routes and endpoint configurations
 // list the same definitions.
 import { Type, type Static, type TObject } from '@sinclair/typebox';
-import { errors, type ApiError } from '../../core/errors.js';
+import type { ApiError } from '../../core/errors.js';
 import { IdString, Nullable, Ref, StringEnum } from '../../core/schema.js';
 import { defineModule, type ModuleDefinition, type ModuleRule } from '../../crud/modules.js';
 import { BACKEND_KINDS } from '../../resources/backends/backend-links.js';
+import { backendErrors } from '../../resources/backends/backend.errors.js';
 import { policyNotFound } from '../../resources/ip-policies/ip-policy.resource.js';
 import { MAX_POLICIES_PER_RESTRICTION } from '../../resources/ip-restrictions/ip-restriction.schema.js';
 import { checkEndpointPolicy, checkTrafficPolicyDocument, policyIdsOf, type EndpointPolicy, type PolicyProtocol } from '../traffic-policy/traffic-policy.js';
+import { edgeModuleErrors } from './edge-module.errors.js';
 
 /** `enabled` of every module's request: optional, true when absent. */
 export const Enabled = Type.Optional(Type.Boolean({ description: 'default true' }));
@@ -23,7 +25,7 @@ export const backendModule = defineModule({
     value: { enabled: body.enabled ?? true, backend_id: body.backend_id },
     refs: [body.backend_id],
   }),
-  references: { kinds: BACKEND_KINDS, notFound: (id) => errors.backendNotFound({ field: 'backend.backend_id', id }) },
+  references: { kinds: BACKEND_KINDS, notFound: (id) => backendErrors.backendNotFound({ field: 'backend.backend_id', id }) },
   toApi: (value, view) => ({ enabled: value.enabled, backend: view.ref(value.backend_id) }),
 });
 
@@ -105,7 +107,7 @@ export const loggingModule = idListModule({
   whats: 'event streams',
   max: 10,
   kinds: [],
-  notFound: (id) => errors.eventStreamNotFound({ id }),
+  notFound: (id) => edgeModuleErrors.eventStreamNotFound({ id }),
 });
 
 const Action = Type.Object(
@@ -183,7 +185,7 @@ const TlsTermination = Type.Object({ enabled: Type.Boolean(), terminate_at: Stri
 const needsEdgeTermination: ModuleRule = ({ after }) => {
   const mutualTls = after.get('mutual_tls') as { enabled: boolean } | undefined;
   const termination = after.get('tls_termination') as Static<typeof TlsTermination> | undefined;
-  return mutualTls?.enabled && termination?.enabled && termination.terminate_at === 'upstream' ? errors.mutualTlsNeedsEdgeTermination() : undefined;
+  return mutualTls?.enabled && termination?.enabled && termination.terminate_at === 'upstream' ? edgeModuleErrors.mutualTlsNeedsEdgeTermination() : undefined;
 };
 
 export const mutualTlsModule: ModuleDefinition = {
@@ -197,7 +199,7 @@ export const mutualTlsModule: ModuleDefinition = {
     whats: 'certificate authorities',
     max: 50,
     kinds: ['certificate_authority'],
-    notFound: (id) => errors.certificateAuthorityNotFound({ id }),
+    notFound: (id) => edgeModuleErrors.certificateAuthorityNotFound({ id }),
   }),
   rules: [needsEdgeTermination],
 };
@@ -240,12 +242,12 @@ function tlsTermination(request: TObject, { edgeOnly = false } = {}) {
     response: TlsTermination,
     parse: (sent) => {
       const body = sent as { enabled?: boolean; terminate_at?: string; min_version?: string | null };
-      if (edgeOnly && body.terminate_at !== undefined) throw errors.terminateAtNotAllowed();
+      if (edgeOnly && body.terminate_at !== undefined) throw edgeModuleErrors.terminateAtNotAllowed();
       const terminateAt = body.terminate_at ?? 'edge';
-      if (terminateAt !== 'edge' && terminateAt !== 'upstream') throw errors.invalidTerminateAt({ value: terminateAt });
+      if (terminateAt !== 'edge' && terminateAt !== 'upstream') throw edgeModuleErrors.invalidTerminateAt({ value: terminateAt });
       const minVersion = body.min_version ?? null;
-      if (minVersion !== null && !TLS_VERSIONS.includes(minVersion)) throw errors.invalidMinVersion({ value: minVersion });
-      if (minVersion !== null && terminateAt === 'upstream') throw errors.minVersionUpstream();
+      if (minVersion !== null && !TLS_VERSIONS.includes(minVersion)) throw edgeModuleErrors.invalidMinVersion({ value: minVersion });
+      if (minVersion !== null && terminateAt === 'upstream') throw edgeModuleErrors.minVersionUpstream();
       return { value: { enabled: body.enabled ?? true, terminate_at: terminateAt as 'edge' | 'upstream', min_version: minVersion }, refs: [] };
     },
     toApi: (value) => ({ ...value }),

@@ -6,12 +6,13 @@
 import { createPublicKey } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import safeRegex from 'safe-regex2';
-import { errors } from '../../core/errors.js';
 import { defineModule } from '../../crud/modules.js';
 import { isToken } from '../../lib/http/syntax.js';
 import { re2AsJavaScript, re2Problem } from '../../lib/regex/re2.js';
 import { checkHeaders } from '../../resources/backends/backend-values.js';
+import { backendErrors } from '../../resources/backends/backend.errors.js';
 import { MAX_HEADER_VALUE_BYTES, MAX_HEADERS } from '../../resources/backends/backend.schema.js';
+import { edgeModuleErrors } from './edge-module.errors.js';
 import { Enabled } from './edge-modules.js';
 
 const DAY_SECONDS = 24 * 60 * 60;
@@ -47,7 +48,7 @@ const HeadersRequest = Type.Object(
 const HeadersValue = Type.Object({ enabled: Type.Boolean(), add: Type.Record(Type.String(), Type.String()), remove: Type.Array(Type.String()) });
 
 function checkHeaderName(name: string): string {
-  if (!isToken(name)) throw errors.invalidHeaderName({ name: name.slice(0, 80) });
+  if (!isToken(name)) throw backendErrors.invalidHeaderName({ name: name.slice(0, 80) });
   return name;
 }
 
@@ -127,7 +128,7 @@ export const circuitBreakerModule = defineModule({
   parse: (body) => {
     const value = { enabled: true, ...CIRCUIT_BREAKER_DEFAULTS, ...body };
     const threshold = value.error_threshold_percentage;
-    if (!(threshold >= 0 && threshold <= 1)) throw errors.circuitBreakerThreshold({ value: threshold });
+    if (!(threshold >= 0 && threshold <= 1)) throw edgeModuleErrors.circuitBreakerThreshold({ value: threshold });
     return { value, refs: [] };
   },
   toApi: (value) => ({ ...value }),
@@ -177,14 +178,14 @@ function isEcPublicKey(secret: string): boolean {
 
 /** The secret a provider (lower-cased) needs: none for SNS (AWS signs with a certificate), one for every other. */
 function webhookSecret(module: string, provider: string, secret: string): string {
-  if (secret.length > MAX_WEBHOOK_SECRET_LENGTH) throw errors.webhookSecretTooLong({ module, length: secret.length, max: MAX_WEBHOOK_SECRET_LENGTH });
+  if (secret.length > MAX_WEBHOOK_SECRET_LENGTH) throw edgeModuleErrors.webhookSecretTooLong({ module, length: secret.length, max: MAX_WEBHOOK_SECRET_LENGTH });
   // An empty secret is none: some clients always send the field.
   if (provider === 'sns') {
-    if (secret !== '') throw errors.snsSecretNotAccepted({ module });
+    if (secret !== '') throw edgeModuleErrors.snsSecretNotAccepted({ module });
     return secret;
   }
-  if (secret === '') throw errors.webhookSecretRequired({ module, provider });
-  if (provider === 'sendgrid' && !isEcPublicKey(secret)) throw errors.sendgridKeyInvalid({ module });
+  if (secret === '') throw edgeModuleErrors.webhookSecretRequired({ module, provider });
+  if (provider === 'sendgrid' && !isEcPublicKey(secret)) throw edgeModuleErrors.sendgridKeyInvalid({ module });
   return secret;
 }
 
@@ -202,9 +203,9 @@ export function webhookVerificationModule(name: string) {
     response: WebhookValue,
     parse: (body) => {
       const provider = body.provider ?? '';
-      if (provider === '') throw errors.webhookProviderMissing({ module: name });
+      if (provider === '') throw edgeModuleErrors.webhookProviderMissing({ module: name });
       const known = provider.toLowerCase();
-      if (!PROVIDER_SET.has(known)) throw errors.unknownWebhookProvider({ module: name, provider, supported: WEBHOOK_PROVIDERS });
+      if (!PROVIDER_SET.has(known)) throw edgeModuleErrors.unknownWebhookProvider({ module: name, provider, supported: WEBHOOK_PROVIDERS });
       const value = { enabled: body.enabled ?? true, provider, secret: webhookSecret(name, known, body.secret ?? '') };
       return { value, refs: [] };
     },
@@ -238,7 +239,7 @@ function patternProblem(pattern: string): string | undefined {
 function checkPatterns(list: 'allow' | 'deny', patterns: readonly string[] = []): string[] {
   patterns.forEach((pattern, index) => {
     const reason = patternProblem(pattern);
-    if (reason) throw errors.userAgentRegexInvalid({ list, index, reason });
+    if (reason) throw edgeModuleErrors.userAgentRegexInvalid({ list, index, reason });
   });
   return [...patterns];
 }

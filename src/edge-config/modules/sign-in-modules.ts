@@ -12,6 +12,7 @@ import type { Sealer } from '../../lib/crypto/sealer.js';
 import { x509 } from '../../lib/crypto/x509.js';
 import { isToken } from '../../lib/http/syntax.js';
 import { withoutCredentials } from '../../lib/http/url.js';
+import { edgeModuleErrors } from './edge-module.errors.js';
 import { Enabled } from './edge-modules.js';
 
 const Strings = (maxLength: number, maxItems: number, description: string) =>
@@ -162,7 +163,7 @@ const OAuthValue = Type.Object({
 type OAuthValue = Session & { auth_check_interval: number; provider: Partial<Record<OAuthProvider, OAuthProviderValue>> };
 
 function oauthProviderValue(sealer: Sealer, provider: OAuthProvider, body: OAuthProviderBody): OAuthProviderValue {
-  if ((body.client_id === undefined) !== (body.client_secret === undefined)) throw errors.oauthClientPair({ provider });
+  if ((body.client_id === undefined) !== (body.client_secret === undefined)) throw edgeModuleErrors.oauthClientPair({ provider });
   const field = `oauth.provider.${provider}`;
   return {
     client_id: body.client_id ?? null,
@@ -192,7 +193,7 @@ export function oauthModule(sealer: Sealer) {
     parse: (sent) => {
       const body = sent as SessionBody & { provider: Partial<Record<OAuthProvider, OAuthProviderBody>>; auth_check_interval?: number };
       const named = OAUTH_PROVIDERS.filter((p) => body.provider[p] !== undefined);
-      if (named.length !== 1) throw errors.oauthProviderCount({ count: named.length, supported: OAUTH_PROVIDERS });
+      if (named.length !== 1) throw edgeModuleErrors.oauthProviderCount({ count: named.length, supported: OAUTH_PROVIDERS });
       const provider = named[0]!;
       const value: OAuthValue = {
         ...sessionOf('oauth', body),
@@ -306,7 +307,7 @@ function* startTags(xml: string): Generator<string> {
 }
 
 function checkIdpMetadata(xml: string): string {
-  const invalid = (reason: string) => errors.samlMetadataInvalid({ reason });
+  const invalid = (reason: string) => edgeModuleErrors.samlMetadataInvalid({ reason });
   if (xml.includes('<!DOCTYPE')) throw invalid('has a DOCTYPE, which SAML metadata does not use');
   const tags = startTags(xml);
   const root = tags.next();

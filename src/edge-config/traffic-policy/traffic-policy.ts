@@ -14,6 +14,7 @@ import { isFieldValue, isToken } from '../../lib/http/syntax.js';
 import { parseCidr } from '../../lib/ip/cidr.js';
 import { re2Problem } from '../../lib/regex/re2.js';
 import { checkExpression, checkValueExpression, type CelEnvName } from './cel.js';
+import { trafficPolicyErrors } from './traffic-policy.errors.js';
 
 // Checking CEL costs time in proportion to its length (up to a few microseconds a character), and
 // a config value by value (a CIDR costs microseconds), so a policy's expressions and its configs'
@@ -49,7 +50,7 @@ export type PolicyProtocol = 'tcp' | 'http';
 type ShapeError = (path: string, problem: string) => ApiError;
 
 const fieldError: ShapeError = (path, problem) => errors.invalidField({ field: `policy.${path}`, problem });
-const documentError: ShapeError = (path, problem) => errors.invalidPolicyDocument({ problem: `at ${path} ${problem}` });
+const documentError: ShapeError = (path, problem) => trafficPolicyErrors.invalidPolicyDocument({ problem: `at ${path} ${problem}` });
 
 type JsonObject = Record<string, unknown>;
 
@@ -472,7 +473,7 @@ const RULE_KEYS = ['name', 'expressions', 'actions'] as const;
 const ACTION_KEYS = ['type', 'config'] as const;
 
 function checkRules(list: unknown[], ctx: RulesContext): EndpointRule[] {
-  if (list.length > LIMITS.rulesPerPhase) throw errors.tooManyRules({ where: ctx.where, count: list.length, max: LIMITS.rulesPerPhase });
+  if (list.length > LIMITS.rulesPerPhase) throw trafficPolicyErrors.tooManyRules({ where: ctx.where, count: list.length, max: LIMITS.rulesPerPhase });
   return list.map((rule, index) => checkRule(rule, index, ctx));
 }
 
@@ -493,22 +494,22 @@ function checkRule(rule: unknown, index: number, ctx: RulesContext): EndpointRul
   if (rule.name !== undefined && rule.name !== null && typeof rule.name !== 'string')
     throw shapeError(`${path}.name`, `must be a string; got ${jsonType(rule.name)}`);
   const name = typeof rule.name === 'string' ? rule.name : '';
-  if (ctx.nameRequired && name.trim() === '') throw errors.ruleWithoutName({ where, index });
+  if (ctx.nameRequired && name.trim() === '') throw trafficPolicyErrors.ruleWithoutName({ where, index });
   const label = clip(name.trim() === '' ? `#${index + 1}` : name);
 
   const expressions = listAt(rule.expressions, `${path}.expressions`, 'CEL expressions', shapeError);
   const actions = listAt(rule.actions, `${path}.actions`, 'actions', shapeError);
   if (expressions.length > LIMITS.expressionsPerRule)
-    throw errors.tooManyExpressions({ where, rule: label, what: 'expressions', count: expressions.length, max: LIMITS.expressionsPerRule });
+    throw trafficPolicyErrors.tooManyExpressions({ where, rule: label, what: 'expressions', count: expressions.length, max: LIMITS.expressionsPerRule });
   if (actions.length > LIMITS.actionsPerRule)
-    throw errors.tooManyExpressions({ where, rule: label, what: 'actions', count: actions.length, max: LIMITS.actionsPerRule });
-  if (actions.length === 0) throw errors.ruleWithoutActions({ where, rule: label });
+    throw trafficPolicyErrors.tooManyExpressions({ where, rule: label, what: 'actions', count: actions.length, max: LIMITS.actionsPerRule });
+  if (actions.length === 0) throw trafficPolicyErrors.ruleWithoutActions({ where, rule: label });
 
   const cel: CelScope = {
     env: ctx.env,
     spend(expression) {
       ctx.budget.cel -= expression.length;
-      if (ctx.budget.cel < 0) throw errors.policyExpressionsTooLong({ where, rule: label, max: LIMITS.expressionsLength });
+      if (ctx.budget.cel < 0) throw trafficPolicyErrors.policyExpressionsTooLong({ where, rule: label, max: LIMITS.expressionsLength });
     },
   };
 
@@ -516,12 +517,12 @@ function checkRule(rule: unknown, index: number, ctx: RulesContext): EndpointRul
     if (typeof expression !== 'string') throw shapeError(`${path}.expressions[${i}]`, `must be a string; got ${jsonType(expression)}`);
     if (expression.length > LIMITS.expressionLength) {
       const length = Array.from(expression).length;
-      if (length > LIMITS.expressionLength) throw errors.expressionTooLong({ where, rule: label, length, max: LIMITS.expressionLength });
+      if (length > LIMITS.expressionLength) throw trafficPolicyErrors.expressionTooLong({ where, rule: label, length, max: LIMITS.expressionLength });
     }
     cel.spend(expression);
     const checked = checkExpression(expression, ctx.env);
     if (!checked.ok)
-      throw errors.invalidExpression({
+      throw trafficPolicyErrors.invalidExpression({
         where,
         rule: label,
         expression: clip(expression.replace(/\s*\n\s*/g, ' ')),
@@ -539,14 +540,14 @@ function checkRule(rule: unknown, index: number, ctx: RulesContext): EndpointRul
       throw shapeError(`${at}.type`, action.type === undefined ? 'is required' : `must be a string; got ${jsonType(action.type)}`);
     const type = action.type;
     const known = ctx.protocol.actions;
-    if (!known.includes(type)) throw errors.unknownActionType({ where, rule: label, type: clip(type, 40), valid: known });
-    if (!ctx.allowed.includes(type)) throw errors.actionNotAllowed({ where, rule: label, type, valid: ctx.allowed });
+    if (!known.includes(type)) throw trafficPolicyErrors.unknownActionType({ where, rule: label, type: clip(type, 40), valid: known });
+    if (!ctx.allowed.includes(type)) throw trafficPolicyErrors.actionNotAllowed({ where, rule: label, type, valid: ctx.allowed });
     const config = action.config ?? null;
     if (config !== null && !isObject(config)) throw shapeError(`${at}.config`, `must be an object; got ${jsonType(config)}`);
     if (config !== null) ctx.budget.values -= countValues(config, ctx.budget.values);
-    if (ctx.budget.values < 0) throw errors.policyTooManyValues({ where, rule: label, max: LIMITS.configValues });
+    if (ctx.budget.values < 0) throw trafficPolicyErrors.policyTooManyValues({ where, rule: label, max: LIMITS.configValues });
     const problem = ctx.protocol.checks[type]?.(config, cel);
-    if (problem) throw errors.invalidActionConfig({ where, rule: label, type, problem });
+    if (problem) throw trafficPolicyErrors.invalidActionConfig({ where, rule: label, type, problem });
     return { type, config };
   });
 
@@ -601,7 +602,7 @@ export function checkEndpointPolicy(body: unknown, protocol: PolicyProtocol): En
  */
 export const DOCUMENT_LIMITS = { tokens: 20_000, depth: 32, anchors: 100, aliases: 100, tags: 100, values: 10_000, keysPerMapping: 1_000 } as const;
 
-const tooComplex = (problem: string) => errors.policyDocumentTooComplex({ problem });
+const tooComplex = (problem: string) => trafficPolicyErrors.policyDocumentTooComplex({ problem });
 
 /** The lexer's markers, which stand for no text of the source. */
 const MARKERS = new Set(['\x02', '\x18', '\x1f']);
@@ -715,9 +716,11 @@ function checkShape(doc: Document, lines: LineCounter, duplicate: (at: string) =
 
 /** The document as data: JSON when it starts with `{`, YAML otherwise. Throws 2212 or 1970. */
 function parsePolicyDocument(value: unknown): unknown {
-  if (typeof value !== 'string') throw errors.invalidPolicyDocument({ problem: `must be a string holding a JSON or YAML document; got ${jsonType(value)}` });
+  if (typeof value !== 'string')
+    throw trafficPolicyErrors.invalidPolicyDocument({ problem: `must be a string holding a JSON or YAML document; got ${jsonType(value)}` });
   const bytes = Buffer.byteLength(value, 'utf8');
-  if (bytes > MAX_DOCUMENT_BYTES) throw errors.invalidPolicyDocument({ problem: `is ${bytes} bytes long; at most ${MAX_DOCUMENT_BYTES} are allowed` });
+  if (bytes > MAX_DOCUMENT_BYTES)
+    throw trafficPolicyErrors.invalidPolicyDocument({ problem: `is ${bytes} bytes long; at most ${MAX_DOCUMENT_BYTES} are allowed` });
   const text = value.replace(/^\uFEFF/, '');
   const lines = new LineCounter();
   // Bounded first, whatever the form: even JSON.parse takes tens of milliseconds on the largest.
@@ -727,13 +730,13 @@ function parsePolicyDocument(value: unknown): unknown {
     try {
       parsed = JSON.parse(text) as unknown;
     } catch (error) {
-      throw errors.invalidPolicyDocument({ problem: `is not valid JSON: ${clip(String((error as Error).message).split('\n')[0]!, 160)}` });
+      throw trafficPolicyErrors.invalidPolicyDocument({ problem: `is not valid JSON: ${clip(String((error as Error).message).split('\n')[0]!, 160)}` });
     }
     // JSON.parse keeps the last of two equal keys, so what is checked would not be all that is
     // stored (and echoed): a key given twice is refused, as YAML refuses it. JSON is YAML, whose
     // parse gives each key its place; the same limits hold.
     const doc = parseDocument(text, { uniqueKeys: false, lineCounter: lines });
-    checkShape(doc, lines, (at) => errors.invalidPolicyDocument({ problem: `has a key given twice at ${at}; give each key once` }));
+    checkShape(doc, lines, (at) => trafficPolicyErrors.invalidPolicyDocument({ problem: `has a key given twice at ${at}; give each key once` }));
     return parsed;
   }
   let doc: ReturnType<typeof parseDocument>;
@@ -742,15 +745,20 @@ function parsePolicyDocument(value: unknown): unknown {
     // every other of its mapping, seconds for a mapping of thousands.
     doc = parseDocument(text, { prettyErrors: false, uniqueKeys: false, strict: true, lineCounter: lines });
   } catch (error) {
-    throw errors.invalidPolicyDocument({ problem: `is not valid YAML: ${clip(String((error as Error).message).split('\n')[0]!, 160)}` });
+    throw trafficPolicyErrors.invalidPolicyDocument({ problem: `is not valid YAML: ${clip(String((error as Error).message).split('\n')[0]!, 160)}` });
   }
   const [first] = doc.errors;
-  if (first) throw errors.invalidPolicyDocument({ problem: `is not valid YAML at ${place(lines, first.pos[0])}: ${clip(first.message.split('\n')[0]!, 160)}` });
-  checkShape(doc, lines, (at) => errors.invalidPolicyDocument({ problem: `is not valid YAML at ${at}: Map keys must be unique` }));
+  if (first)
+    throw trafficPolicyErrors.invalidPolicyDocument({
+      problem: `is not valid YAML at ${place(lines, first.pos[0])}: ${clip(first.message.split('\n')[0]!, 160)}`,
+    });
+  checkShape(doc, lines, (at) => trafficPolicyErrors.invalidPolicyDocument({ problem: `is not valid YAML at ${at}: Map keys must be unique` }));
   try {
     return doc.toJS({ maxAliasCount: 100 }) as unknown;
   } catch (error) {
-    throw errors.invalidPolicyDocument({ problem: `is not a usable YAML document: ${clip(String((error as Error).message).split('\n')[0]!, 160)}` });
+    throw trafficPolicyErrors.invalidPolicyDocument({
+      problem: `is not a usable YAML document: ${clip(String((error as Error).message).split('\n')[0]!, 160)}`,
+    });
   }
 }
 
@@ -763,10 +771,10 @@ export function checkTrafficPolicyDocument(value: string, protocol: PolicyProtoc
   const spec = PROTOCOLS[protocol];
   const phases = spec.phases;
   const doc = parsePolicyDocument(value);
-  if (!isObject(doc)) throw errors.invalidPolicyDocument({ problem: `must be a mapping of phases to lists of rules; got ${jsonType(doc)}` });
+  if (!isObject(doc)) throw trafficPolicyErrors.invalidPolicyDocument({ problem: `must be a mapping of phases to lists of rules; got ${jsonType(doc)}` });
   const valid = Object.keys(phases);
   const unknown = unknownKey(doc, valid);
-  if (unknown !== undefined) throw errors.unknownPhase({ phase: clip(unknown, 40), valid });
+  if (unknown !== undefined) throw trafficPolicyErrors.unknownPhase({ phase: clip(unknown, 40), valid });
   const budget = policyBudget();
   for (const [phase, rules] of Object.entries(doc)) {
     if (!Array.isArray(rules)) throw documentError(phase, `must be a list of rules; got ${jsonType(rules)}`);

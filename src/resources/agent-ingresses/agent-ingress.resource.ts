@@ -4,7 +4,6 @@
 // other account's reserved domain or ingress may be at, under or (a wildcard) over it. Its uri is
 // a path, as the spec shows; the list's is absolute.
 import type { DomainSettings } from '../../config.js';
-import { errors } from '../../core/errors.js';
 import type { CrossAccountReader } from '../../db/cross-account.js';
 import { describedChanges, describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
@@ -12,6 +11,8 @@ import type { AgentIngressesTable } from '../../db/schema.js';
 import { certificateManagementToApi, followCertificateChange, NO_MANAGEMENT, policyChanges, readPolicy } from '../../certificates/certificate-management.js';
 import { checkIngressOwnsItsNames, checkNameFree, readDomain, reversedName, serviceOwner } from '../reserved-domains/domain-names.js';
 import { regionDomains } from '../../certificates/certificate-subjects.js';
+import { tlsCertificateErrors } from '../tls-certificates/tls-certificate.errors.js';
+import { agentIngressErrors } from './agent-ingress.errors.js';
 import { AgentIngress, AgentIngressCreate, AgentIngressUpdate } from './agent-ingress.schema.js';
 
 /** `across`: for the checks against every account's names. */
@@ -28,13 +29,19 @@ export function agentIngressDefinition(settings: DomainSettings, across: CrossAc
     immutable: ['domain'],
     // Written only by the certificate job: the certificate issued for it cannot be deleted under it.
     references: [
-      { in: 'column', column: 'certificate_id', kinds: ['tls_certificate'], notFound: (id) => errors.tlsCertificateNotFound({ id }), onDelete: 'restrict' },
+      {
+        in: 'column',
+        column: 'certificate_id',
+        kinds: ['tls_certificate'],
+        notFound: (id) => tlsCertificateErrors.tlsCertificateNotFound({ id }),
+        onDelete: 'restrict',
+      },
     ],
 
     prepare(ctx, body) {
       const { name } = readDomain(body.domain, { wildcard: false });
       const base = serviceOwner(settings, name);
-      if (base !== undefined) throw errors.ingressUnderServiceDomain({ value: name, base });
+      if (base !== undefined) throw agentIngressErrors.ingressUnderServiceDomain({ value: name, base });
       const policy = body.certificate_management_policy ? readPolicy(body.certificate_management_policy) : undefined;
       return {
         row: {
@@ -58,13 +65,14 @@ export function agentIngressDefinition(settings: DomainSettings, across: CrossAc
     hooks: {
       async beforeCreate(db, _ctx, row) {
         await checkNameFree(across, db, 'agent_ingresses', row.domain, {
-          mine: (id) => errors.ingressTakenByYou({ value: row.domain, id }),
-          other: () => errors.ingressTakenByOther({ value: row.domain }),
+          mine: (id) => agentIngressErrors.ingressTakenByYou({ value: row.domain, id }),
+          other: () => agentIngressErrors.ingressTakenByOther({ value: row.domain }),
         });
         await checkIngressOwnsItsNames(across, db, row.domain);
       },
       afterWrite: followCertificateChange,
-      onUniqueViolation: (target, row) => (target === 'agent_ingresses_domain_key' ? errors.ingressTakenByOther({ value: String(row.domain) }) : undefined),
+      onUniqueViolation: (target, row) =>
+        target === 'agent_ingresses_domain_key' ? agentIngressErrors.ingressTakenByOther({ value: String(row.domain) }) : undefined,
     },
 
     toApi: (row: AgentIngressesTable) => ({

@@ -1,17 +1,17 @@
 // The children of failover and weighted backends: which kinds a child may be, and the check
 // that children do not lead back to their parent.
-import { errors } from '../../core/errors.js';
 import type { LinkItem } from '../../crud/definition.js';
 import type { ScopedDb } from '../../db/scoped.js';
+import { backendErrors } from './backend.errors.js';
 
 export const BACKEND_KINDS = ['tunnel_group_backend', 'http_response_backend', 'static_backend', 'failover_backend', 'weighted_backend'] as const;
 export const MAX_CHILDREN = 32;
 
 /** The 400 for a child that is no backend of the account. */
-export const backendNotFound = (id: string) => errors.backendNotFound({ field: 'backends', id });
+export const backendNotFound = (id: string) => backendErrors.backendNotFound({ field: 'backends', id });
 
 /** Every backend kind refuses to be deleted while something uses it, naming what does. */
-export const backendInUse = (id: string, referrers: readonly string[]) => errors.backendInUse({ id, referrers });
+export const backendInUse = (id: string, referrers: readonly string[]) => backendErrors.backendInUse({ id, referrers });
 
 /** How failover and weighted backends keep their children: rows of backend_links, checked for cycles. */
 export const backendChildren = {
@@ -31,7 +31,7 @@ export const backendChildren = {
  */
 export async function checkNoCycle(db: ScopedDb, parentId: string, children: readonly LinkItem[]): Promise<void> {
   const ids = children.map((c) => c.id);
-  if (ids.includes(parentId)) throw errors.backendCycle({ cycle: [parentId, parentId] });
+  if (ids.includes(parentId)) throw backendErrors.backendCycle({ cycle: [parentId, parentId] });
   const cameFrom = new Map<string, string>(ids.map((id) => [id, parentId]));
   let frontier = [...new Set(ids)];
   while (frontier.length > 0) {
@@ -41,7 +41,7 @@ export async function checkNoCycle(db: ScopedDb, parentId: string, children: rea
       if (child_id === parentId) {
         const path = [parentId];
         for (let at: string | undefined = parent_id; at !== undefined && at !== parentId; at = cameFrom.get(at)) path.splice(1, 0, at);
-        throw errors.backendCycle({ cycle: [...path, parentId] });
+        throw backendErrors.backendCycle({ cycle: [...path, parentId] });
       }
       if (!cameFrom.has(child_id)) {
         cameFrom.set(child_id, parent_id);

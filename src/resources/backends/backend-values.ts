@@ -1,10 +1,10 @@
 // Validation of the values inside backends that a schema cannot explain well: labels, HTTP
 // headers, addresses, status codes, child lists and weights. Each failure has its own error.
 import net from 'node:net';
-import { errors } from '../../core/errors.js';
 import type { LinkItem } from '../../crud/definition.js';
 import { lowerCasedHeaders } from '../../lib/http/syntax.js';
 import { MAX_CHILDREN } from './backend-links.js';
+import { backendErrors } from './backend.errors.js';
 import { MAX_HEADER_VALUE_BYTES, MAX_HEADERS, MAX_LABEL_KEY_BYTES, MAX_LABEL_VALUE_BYTES, MAX_LABELS, MAX_RESPONSE_BODY_BYTES } from './backend.schema.js';
 
 const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
@@ -12,11 +12,11 @@ const HOST_NAME = /^(?=.{1,253}$)([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)
 
 export function checkLabels(labels: Record<string, string>): Record<string, string> {
   const entries = Object.entries(labels);
-  if (entries.length > MAX_LABELS) throw errors.tooManyLabels({ count: entries.length, max: MAX_LABELS });
+  if (entries.length > MAX_LABELS) throw backendErrors.tooManyLabels({ count: entries.length, max: MAX_LABELS });
   for (const [key, value] of entries) {
-    if (key === '' || bytes(key) > MAX_LABEL_KEY_BYTES) throw errors.invalidLabelKey({ key: key.slice(0, 80), max: MAX_LABEL_KEY_BYTES });
-    if (key.includes('=')) throw errors.labelKeyEquals({ key });
-    if (bytes(value) > MAX_LABEL_VALUE_BYTES) throw errors.labelValueTooLong({ key, max: MAX_LABEL_VALUE_BYTES });
+    if (key === '' || bytes(key) > MAX_LABEL_KEY_BYTES) throw backendErrors.invalidLabelKey({ key: key.slice(0, 80), max: MAX_LABEL_KEY_BYTES });
+    if (key.includes('=')) throw backendErrors.labelKeyEquals({ key });
+    if (bytes(value) > MAX_LABEL_VALUE_BYTES) throw backendErrors.labelValueTooLong({ key, max: MAX_LABEL_VALUE_BYTES });
   }
   return labels;
 }
@@ -27,44 +27,44 @@ export function checkLabels(labels: Record<string, string>): Record<string, stri
  */
 export function checkHeaders(headers: Record<string, string>): Record<string, string> {
   const count = Object.keys(headers).length;
-  if (count > MAX_HEADERS) throw errors.tooManyHeaders({ count, max: MAX_HEADERS });
+  if (count > MAX_HEADERS) throw backendErrors.tooManyHeaders({ count, max: MAX_HEADERS });
   const checked = lowerCasedHeaders(headers, (value) => bytes(value) <= MAX_HEADER_VALUE_BYTES);
   if ('headers' in checked) return checked.headers;
-  if (checked.problem === 'name') throw errors.invalidHeaderName({ name: checked.name.slice(0, 80) });
-  if (checked.problem === 'value') throw errors.invalidHeaderValue({ name: checked.name });
-  throw errors.duplicateHeader({ name: checked.name });
+  if (checked.problem === 'name') throw backendErrors.invalidHeaderName({ name: checked.name.slice(0, 80) });
+  if (checked.problem === 'value') throw backendErrors.invalidHeaderValue({ name: checked.name });
+  throw backendErrors.duplicateHeader({ name: checked.name });
 }
 
 export function checkResponseBody(body: string): string {
-  if (bytes(body) > MAX_RESPONSE_BODY_BYTES) throw errors.responseBodyTooLarge({ bytes: bytes(body), max: MAX_RESPONSE_BODY_BYTES });
+  if (bytes(body) > MAX_RESPONSE_BODY_BYTES) throw backendErrors.responseBodyTooLarge({ bytes: bytes(body), max: MAX_RESPONSE_BODY_BYTES });
   return body;
 }
 
 export function checkStatusCode(code: number): number {
-  if (code < 100 || code > 599) throw errors.invalidStatusCode({ value: code });
+  if (code < 100 || code > 599) throw backendErrors.invalidStatusCode({ value: code });
   return code;
 }
 
 /** `host:port` with a DNS name, an IPv4 address or a bracketed IPv6 address, port 1–65535. */
 export function checkAddress(address: string): string {
   const m = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(address);
-  if (!m) throw errors.invalidAddress({ address, reason: 'is not of the form host:port' });
+  if (!m) throw backendErrors.invalidAddress({ address, reason: 'is not of the form host:port' });
   const port = Number(m[3]);
-  if (port < 1 || port > 65535) throw errors.invalidAddress({ address, reason: `has port ${m[3]}, outside 1 to 65535` });
+  if (port < 1 || port > 65535) throw backendErrors.invalidAddress({ address, reason: `has port ${m[3]}, outside 1 to 65535` });
   if (m[1] !== undefined) {
     if (net.isIPv6(m[1])) return address;
-    throw errors.invalidAddress({ address, reason: `has '${m[1]}' in brackets, which is not an IPv6 address` });
+    throw backendErrors.invalidAddress({ address, reason: `has '${m[1]}' in brackets, which is not an IPv6 address` });
   }
   const host = m[2]!;
   if (net.isIPv4(host) || (HOST_NAME.test(host) && !/^[\d.]+$/.test(host))) return address;
-  throw errors.invalidAddress({ address, reason: `has '${host}', which is neither a host name nor an IPv4 address` });
+  throw backendErrors.invalidAddress({ address, reason: `has '${host}', which is neither a host name nor an IPv4 address` });
 }
 
 export function checkFailoverChildren(ids: readonly string[]): LinkItem[] {
-  if (ids.length > MAX_CHILDREN) throw errors.tooManyChildren({ count: ids.length, max: MAX_CHILDREN });
+  if (ids.length > MAX_CHILDREN) throw backendErrors.tooManyChildren({ count: ids.length, max: MAX_CHILDREN });
   const seen = new Set<string>();
   for (const id of ids) {
-    if (seen.has(id)) throw errors.duplicateChild({ id });
+    if (seen.has(id)) throw backendErrors.duplicateChild({ id });
     seen.add(id);
   }
   return ids.map((id) => ({ id, weight: null }));
@@ -72,9 +72,9 @@ export function checkFailoverChildren(ids: readonly string[]): LinkItem[] {
 
 export function checkWeightedChildren(weights: Record<string, number>): LinkItem[] {
   const entries = Object.entries(weights);
-  if (entries.length > MAX_CHILDREN) throw errors.tooManyChildren({ count: entries.length, max: MAX_CHILDREN });
+  if (entries.length > MAX_CHILDREN) throw backendErrors.tooManyChildren({ count: entries.length, max: MAX_CHILDREN });
   for (const [backendId, weight] of entries) {
-    if (weight < 0 || weight > 10000) throw errors.weightOutOfRange({ backendId, weight, min: 0, max: 10000 });
+    if (weight < 0 || weight > 10000) throw backendErrors.weightOutOfRange({ backendId, weight, min: 0, max: 10000 });
   }
   return entries.map(([id, weight]) => ({ id, weight }));
 }

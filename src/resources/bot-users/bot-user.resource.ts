@@ -1,12 +1,12 @@
 // Bot users own API keys for automation that must outlive staff changes. They act as
 // developers; only admins manage them. Deleting a bot deletes its keys in the same transaction
 // (the keys' owner_id reference cascades).
-import { errors } from '../../core/errors.js';
 import { defineResource } from '../../crud/definition.js';
 import { adminWrites } from '../../crud/authorization.js';
 import { toBool } from '../../db/schema.js';
 import type { BotUsersTable } from './bot-user.table.js';
 import type { KeyAuthenticator } from '../api-keys/api-key.auth.js';
+import { botUserErrors } from './bot-user.errors.js';
 import { BotUser, BotUserCreate, BotUserUpdate } from './bot-user.schema.js';
 
 export function botUserDefinition(auth: KeyAuthenticator) {
@@ -34,7 +34,7 @@ export function botUserDefinition(auth: KeyAuthenticator) {
         if (operation !== 'create') auth.invalidate();
       },
       onUniqueViolation(target, row) {
-        return target === 'bot_users_account_id_name_key' ? errors.botNameTaken({ name: String(row.name) }) : undefined;
+        return target === 'bot_users_account_id_name_key' ? botUserErrors.botNameTaken({ name: String(row.name) }) : undefined;
       },
     },
   });

@@ -1,11 +1,11 @@
 // Certificate authorities that mutual TLS modules trust: one CA certificate each, checked as a CA
 // (basic constraints, key usage) when uploaded; the response fields are derived from it then.
 import { Type } from '@sinclair/typebox';
-import { errors } from '../../core/errors.js';
 import { Body, BoundedString, DescribedCreate, DescribedFields, DescribedPatch, describedColumns, describedResponse, Timestamp } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
 import type { CertificateAuthoritiesTable } from './certificate-authority.table.js';
 import { readCaUpload, type CaDetails } from '../tls-certificates/tls-certificate-pem.js';
+import { certificateAuthorityErrors } from './certificate-authority.errors.js';
 
 export const CertificateAuthority = Type.Object(
   {
@@ -34,7 +34,7 @@ export const certificateAuthorityDefinition = defineResource({
   listKey: 'certificate_authorities',
   table: 'certificate_authorities',
   schemas: { resource: CertificateAuthority, create: CertificateAuthorityCreate, update: CertificateAuthorityUpdate },
-  inUse: (id, referrers) => errors.certificateAuthorityInUse({ id, referrers }),
+  inUse: (id, referrers) => certificateAuthorityErrors.certificateAuthorityInUse({ id, referrers }),
 
   prepare(ctx, body) {
     const read = readCaUpload(body.ca_pem, ctx.now);

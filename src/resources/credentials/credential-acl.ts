@@ -1,9 +1,9 @@
 // A credential's ACL: the rules that limit what an agent presenting its token may bind.
 // Each rule is checked strictly here and stored in one form; unknown forms are refused, naming the
 // rule, rather than stored and ignored. See docs/api.md for what each rule allows.
-import { errors } from '../../core/errors.js';
 import { parseDomainName, type NameProblem } from '../../lib/dns/names.js';
 import { MAX_LABEL_KEY_BYTES, MAX_LABEL_VALUE_BYTES } from '../backends/backend.schema.js';
+import { credentialErrors } from './credential.errors.js';
 
 export const MAX_ACL_RULES = 100;
 export const MAX_ACL_RULE_LENGTH = 512;
@@ -59,25 +59,25 @@ function labelProblem(key: string, value: string): string | undefined {
 /** One rule in its stored form, or the 400 that names it (`index` is its place in the list). */
 export function readAclRule(rule: string, index: number): string {
   if (rule === '*') return rule;
-  if (!rule.startsWith(BIND)) throw errors.invalidAclRule({ index, rule });
+  if (!rule.startsWith(BIND)) throw credentialErrors.invalidAclRule({ index, rule });
   const target = rule.slice(BIND.length);
   if (target === '*') return rule;
   const equals = target.indexOf('=');
   if (equals !== -1) {
     // A label: the key is everything before the first '='; a value may hold '=' as a backend's may.
     const problem = labelProblem(target.slice(0, equals), target.slice(equals + 1));
-    if (problem) throw errors.invalidAclLabel({ index, rule, problem });
+    if (problem) throw credentialErrors.invalidAclLabel({ index, rule, problem });
     return rule;
   }
-  if (target.includes(':')) throw errors.invalidAclRule({ index, rule }); // an address (host:port): not a rule this server takes
+  if (target.includes(':')) throw credentialErrors.invalidAclRule({ index, rule }); // an address (host:port): not a rule this server takes
   const parsed = parseDomainName(target, { wildcard: true });
-  if (!parsed.ok) throw errors.invalidAclDomain({ index, rule, problem: nameProblem(parsed) });
+  if (!parsed.ok) throw credentialErrors.invalidAclDomain({ index, rule, problem: nameProblem(parsed) });
   return `${BIND}${parsed.name}`;
 }
 
 /** A whole ACL in its stored form, or the 400 for its first bad rule. */
 export function readAcl(rules: readonly string[]): string[] {
-  if (rules.length > MAX_ACL_RULES) throw errors.tooManyAclRules({ count: rules.length, max: MAX_ACL_RULES });
+  if (rules.length > MAX_ACL_RULES) throw credentialErrors.tooManyAclRules({ count: rules.length, max: MAX_ACL_RULES });
   return rules.map((rule, index) => readAclRule(rule, index));
 }
 

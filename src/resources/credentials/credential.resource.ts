@@ -7,6 +7,7 @@ import { defineResource } from '../../crud/definition.js';
 import { ownerManaged } from '../../crud/authorization.js';
 import type { CredentialsTable } from './credential.table.js';
 import { readAcl } from './credential-acl.js';
+import { credentialErrors } from './credential.errors.js';
 import { Credential, CredentialCreate, CredentialUpdate } from './credential.schema.js';
 import { newCredentialMaterial } from './credential.token.js';
 
@@ -26,7 +27,7 @@ export const credentialDefinition = (credentialDeleted?: (credentialId: string) 
       { in: 'column', column: 'owner_id', kinds: ['user', 'bot_user'], notFound: (id) => errors.ownerNotInAccount({ ownerId: id }), onDelete: 'cascade' },
     ],
 
-    authorize: ownerManaged({ otherOwner: () => errors.credentialOwnerNotAllowed(), notOwner: (id) => errors.notCredentialOwner({ id }) }),
+    authorize: ownerManaged({ otherOwner: () => credentialErrors.credentialOwnerNotAllowed(), notOwner: (id) => credentialErrors.notCredentialOwner({ id }) }),
 
     prepare(ctx, body) {
       const acl = JSON.stringify(readAcl(body.acl ?? []));

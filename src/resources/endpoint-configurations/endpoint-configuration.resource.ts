@@ -1,7 +1,6 @@
 // Endpoint configurations (legacy): a type fixed at creation and the modules that type allows,
 // each the definition edges and routes use. Reserved domains attach them by type (http, https)
 // and reserved addresses as tcp; one still attached cannot be deleted.
-import { errors } from '../../core/errors.js';
 import { describedColumns, describedResponse } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
 import type { EndpointConfigurationsTable, EndpointConfigurationType } from './endpoint-configuration.table.js';
@@ -15,6 +14,7 @@ import {
   webhookVerificationModule,
 } from '../../edge-config/modules/route-modules.js';
 import { oauthModule, oidcModule, samlModule } from '../../edge-config/modules/sign-in-modules.js';
+import { endpointConfigurationErrors } from './endpoint-configuration.errors.js';
 import { UNSET_FIELDS, endpointConfigurationSchemas } from './endpoint-configuration.schema.js';
 
 export const ENDPOINT_CONFIGURATION_TYPES: readonly EndpointConfigurationType[] = ['http', 'https', 'tcp'];
@@ -66,11 +66,11 @@ export function endpointConfigurationDefinition(sealer: Sealer) {
     schemas: endpointConfigurationSchemas(modules),
     modules,
     immutable: ['type'],
-    inUse: (id, referrers) => errors.endpointConfigurationInUse({ id, referrers }),
+    inUse: (id, referrers) => endpointConfigurationErrors.endpointConfigurationInUse({ id, referrers }),
 
     prepare(_ctx, body) {
       const type = body.type as EndpointConfigurationType;
-      if (!ENDPOINT_CONFIGURATION_TYPES.includes(type)) throw errors.invalidEndpointConfigurationType({ value: body.type });
+      if (!ENDPOINT_CONFIGURATION_TYPES.includes(type)) throw endpointConfigurationErrors.invalidEndpointConfigurationType({ value: body.type });
       return { row: { ...describedColumns(body), type } };
     },
 
@@ -79,7 +79,7 @@ export function endpointConfigurationDefinition(sealer: Sealer) {
       ({ owner, changed }) => {
         const allowed = ALLOWED_MODULES[owner.type];
         const refused = changed.find((name) => !allowed.includes(name));
-        return refused ? errors.moduleNotAllowedForType({ module: refused, type: owner.type, allowed }) : undefined;
+        return refused ? endpointConfigurationErrors.moduleNotAllowedForType({ module: refused, type: owner.type, allowed }) : undefined;
       },
     ],
 

@@ -22,6 +22,7 @@ import {
   websocketTcpConverterModule,
 } from '../../edge-config/modules/route-modules.js';
 import { SIGN_IN_MODULES, oauthModule, oidcModule, samlModule } from '../../edge-config/modules/sign-in-modules.js';
+import { httpsEdgeErrors } from './https-edge.errors.js';
 
 export const MAX_ROUTES_PER_EDGE = 100;
 const ROUTES_PATH = '/edges/https/:edge_id/routes';
@@ -69,16 +70,16 @@ function routeSchemas(modules: readonly ModuleDefinition[]) {
 }
 
 function readMatchType(value: string): RouteMatchType {
-  if (!MATCH_TYPES.includes(value as RouteMatchType)) throw errors.invalidMatchType({ value });
+  if (!MATCH_TYPES.includes(value as RouteMatchType)) throw httpsEdgeErrors.invalidMatchType({ value });
   return value as RouteMatchType;
 }
 
 /** A path selector: starts with '/', no whitespace or control characters, bounded. */
 function readMatch(value: string): string {
   const length = Array.from(value).length;
-  if (length > MAX_MATCH_LENGTH) throw errors.routeMatchTooLong({ length, max: MAX_MATCH_LENGTH });
+  if (length > MAX_MATCH_LENGTH) throw httpsEdgeErrors.routeMatchTooLong({ length, max: MAX_MATCH_LENGTH });
   // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
-  if (!value.startsWith('/') || /[\s\u0000-\u001f\u007f]/.test(value)) throw errors.invalidRouteMatch({ value });
+  if (!value.startsWith('/') || /[\s\u0000-\u001f\u007f]/.test(value)) throw httpsEdgeErrors.invalidRouteMatch({ value });
   return value;
 }
 
@@ -139,21 +140,21 @@ export function httpsEdgeRouteDefinition(sealer: Sealer) {
         const others = (await db.select('https_edge_routes', { edge_id: route.edge_id })).filter((r) => r.id !== route.id);
         if (others.length === 0) return undefined;
         const [holder] = await db.select('modules', { owner_id: others.map((r) => r.id), name: [...SIGN_IN_MODULES] }, { orderBy: ['owner_id'] });
-        return holder ? errors.authModuleOnOtherRoute({ module, other: holder.name, route: holder.owner_id }) : undefined;
+        return holder ? httpsEdgeErrors.authModuleOnOtherRoute({ module, other: holder.name, route: holder.owner_id }) : undefined;
       },
     ],
 
     hooks: {
       async beforeCreate(db, _ctx, row) {
         const routes = await db.select('https_edge_routes', { edge_id: row.edge_id });
-        if (routes.length >= MAX_ROUTES_PER_EDGE) throw errors.tooManyRoutes({ edge: row.edge_id, max: MAX_ROUTES_PER_EDGE });
+        if (routes.length >= MAX_ROUTES_PER_EDGE) throw httpsEdgeErrors.tooManyRoutes({ edge: row.edge_id, max: MAX_ROUTES_PER_EDGE });
         const same = routes.find((r) => r.match === row.match);
-        if (same) throw errors.duplicateRouteMatch({ match: row.match, route: same.id });
+        if (same) throw httpsEdgeErrors.duplicateRouteMatch({ match: row.match, route: same.id });
       },
       async beforeUpdate(db, _ctx, current, changes) {
         if (changes.match === undefined || changes.match === current.match) return;
         const same = await routeWithMatch(db, current.edge_id, changes.match, current.id);
-        if (same) throw errors.duplicateRouteMatch({ match: changes.match, route: same.id });
+        if (same) throw httpsEdgeErrors.duplicateRouteMatch({ match: changes.match, route: same.id });
       },
       // The edge row is locked by every write under it, so only a change no lock saw could trip the index.
       onUniqueViolation: (target) =>

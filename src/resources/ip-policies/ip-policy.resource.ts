@@ -1,9 +1,9 @@
 // IP policies: named sets of rules. Deleting one deletes its rules in the same transaction
 // (their reference cascades), unless an IP restriction still uses it (409 naming them).
-import { errors } from '../../core/errors.js';
 import { describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
 import type { IpPoliciesTable } from './ip-policy.table.js';
+import { ipPolicyErrors } from './ip-policy.errors.js';
 import { IpPolicy, IpPolicyCreate, IpPolicyUpdate } from './ip-policy.schema.js';
 
 export const ipPolicyDefinition = defineResource({
@@ -14,7 +14,7 @@ export const ipPolicyDefinition = defineResource({
   listKey: 'ip_policies',
   table: 'ip_policies',
   schemas: { resource: IpPolicy, create: IpPolicyCreate, update: IpPolicyUpdate },
-  inUse: (id, referrers) => errors.ipPolicyInUse({ id, referrers }),
+  inUse: (id, referrers) => ipPolicyErrors.ipPolicyInUse({ id, referrers }),
 
   prepare: (_ctx, body) => ({ row: describedColumns(body) }),
 
@@ -22,4 +22,4 @@ export const ipPolicyDefinition = defineResource({
 });
 
 /** The 400 for an id that is no IP policy of the account. */
-export const policyNotFound = (field: string) => (id: string) => errors.ipPolicyNotFound({ field, id });
+export const policyNotFound = (field: string) => (id: string) => ipPolicyErrors.ipPolicyNotFound({ field, id });

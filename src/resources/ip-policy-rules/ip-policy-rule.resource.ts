@@ -9,15 +9,16 @@ import type { IpPolicyRulesTable } from './ip-policy-rule.table.js';
 import { parseCidr } from '../../lib/ip/cidr.js';
 import { policyNotFound } from '../ip-policies/ip-policy.resource.js';
 import { bumpIpRevision, restrictionsUsing } from '../ip-policies/ip-revision.js';
+import { ipPolicyRuleErrors } from './ip-policy-rule.errors.js';
 import { IpPolicyRule, IpPolicyRuleCreate, IpPolicyRuleUpdate } from './ip-policy-rule.schema.js';
 
 /** The canonical form of a CIDR, or the 400 that says what is wrong with it. */
 export function canonicalCidr(text: string): string {
   const parsed = parseCidr(text);
   if (parsed.ok) return parsed.cidr;
-  if (parsed.problem === 'not-network') throw errors.cidrNotNetwork({ cidr: text, suggestion: parsed.suggestion });
-  if (parsed.problem === 'missing-mask') throw errors.cidrMissingMask({ cidr: text });
-  throw errors.invalidCidr({ cidr: text });
+  if (parsed.problem === 'not-network') throw ipPolicyRuleErrors.cidrNotNetwork({ cidr: text, suggestion: parsed.suggestion });
+  if (parsed.problem === 'missing-mask') throw ipPolicyRuleErrors.cidrMissingMask({ cidr: text });
+  throw ipPolicyRuleErrors.invalidCidr({ cidr: text });
 }
 
 export function ipPolicyRuleDefinition(onChange: (accountId: string) => void) {
@@ -64,7 +65,7 @@ export function ipPolicyRuleDefinition(onChange: (accountId: string) => void) {
       },
       onUniqueViolation(target, row) {
         return target === 'ip_policy_rules_ip_policy_id_cidr_key'
-          ? errors.duplicateRule({ cidr: String(row.cidr), policyId: String(row.ip_policy_id) })
+          ? ipPolicyRuleErrors.duplicateRule({ cidr: String(row.cidr), policyId: String(row.ip_policy_id) })
           : undefined;
       },
     },

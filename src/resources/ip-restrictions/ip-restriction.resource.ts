@@ -1,6 +1,5 @@
 // IP restrictions: at most one per type and account, each naming the IP policies that decide
 // which addresses may pass. The `api` type is enforced on this API (see api-ip-guard.ts).
-import { errors } from '../../core/errors.js';
 import { describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
 import { adminWrites } from '../../crud/authorization.js';
@@ -8,6 +7,7 @@ import { toBool } from '../../db/schema.js';
 import type { IpRestrictionsTable } from './ip-restriction.table.js';
 import { policyNotFound } from '../ip-policies/ip-policy.resource.js';
 import { bumpIpRevision } from '../ip-policies/ip-revision.js';
+import { ipRestrictionErrors } from './ip-restriction.errors.js';
 import { IpRestriction, IpRestrictionCreate, IpRestrictionUpdate } from './ip-restriction.schema.js';
 
 export function ipRestrictionDefinition(onChange: (accountId: string) => void) {
@@ -49,14 +49,14 @@ export function ipRestrictionDefinition(onChange: (accountId: string) => void) {
     hooks: {
       async beforeCreate(db, _ctx, row) {
         const [existing] = await db.select('ip_restrictions', { type: row.type });
-        if (existing) throw errors.restrictionTypeTaken({ type: row.type, id: existing.id });
+        if (existing) throw ipRestrictionErrors.restrictionTypeTaken({ type: row.type, id: existing.id });
       },
       afterWrite: (db) => bumpIpRevision(db),
       afterCommit(ctx) {
         onChange(ctx.scope.accountId);
       },
       onUniqueViolation(target, row) {
-        return target === 'ip_restrictions_account_id_type_key' ? errors.restrictionTypeTaken({ type: String(row.type) }) : undefined;
+        return target === 'ip_restrictions_account_id_type_key' ? ipRestrictionErrors.restrictionTypeTaken({ type: String(row.type) }) : undefined;
       },
     },
   });

@@ -10,6 +10,8 @@ import { defineResource } from '../../crud/definition.js';
 import { readAcrossAccountsIn, type CrossAccountReader } from '../../db/cross-account.js';
 import type { ScopedDb } from '../../db/scoped.js';
 import type { ReservedAddrsTable } from './reserved-addr.table.js';
+import { endpointConfigurationErrors } from '../endpoint-configurations/endpoint-configuration.errors.js';
+import { reservedAddrErrors } from './reserved-addr.errors.js';
 import { ReservedAddr, ReservedAddrCreate, ReservedAddrUpdate } from './reserved-addr.schema.js';
 
 /**
@@ -61,11 +63,11 @@ export function reservedAddrDefinition(settings: DomainSettings, across: CrossAc
         in: 'column',
         column: 'endpoint_configuration_id',
         kinds: ['endpoint_configuration'],
-        notFound: (id) => errors.endpointConfigurationNotFound({ field: 'endpoint_configuration_id', id }),
+        notFound: (id) => endpointConfigurationErrors.endpointConfigurationNotFound({ field: 'endpoint_configuration_id', id }),
         onDelete: 'restrict',
       },
     ],
-    inUse: (id, edges) => errors.reservedAddrInUse({ id, edges }),
+    inUse: (id, edges) => reservedAddrErrors.reservedAddrInUse({ id, edges }),
 
     prepare(_ctx, body) {
       // The official Python client sends "" for a region it was not given.
@@ -89,17 +91,17 @@ export function reservedAddrDefinition(settings: DomainSettings, across: CrossAc
           const port = await freePort(across, db, range.host, range.from, range.to);
           if (port !== undefined) return { addr: `${range.host}:${port}`, host: range.host, port };
         }
-        throw errors.addressPoolExhausted({ pool });
+        throw reservedAddrErrors.addressPoolExhausted({ pool });
       },
       async beforeUpdate(db, _ctx, current, changes) {
         const id = changes.endpoint_configuration_id;
         if (typeof id !== 'string') return;
         const configuration = await db.find('endpoint_configurations', id);
         if (configuration && configuration.type !== 'tcp')
-          throw errors.endpointConfigurationType({ field: 'endpoint_configuration_id', id, type: configuration.type, expected: 'tcp' });
+          throw endpointConfigurationErrors.endpointConfigurationType({ field: 'endpoint_configuration_id', id, type: configuration.type, expected: 'tcp' });
         // An edge serves only addresses without a configuration; the row is locked, so no edge claims it meanwhile.
         const served = await db.select('tcp_edge_hostports', { reserved_addr_id: current.id });
-        if (served.length > 0) throw errors.reservedAddrInUse({ id: current.id, edges: served.map((s) => s.tcp_edge_id) });
+        if (served.length > 0) throw reservedAddrErrors.reservedAddrInUse({ id: current.id, edges: served.map((s) => s.tcp_edge_id) });
       },
     },
 

@@ -5,43 +5,44 @@
 // in the writing transaction, and reveal nothing of them but that they exist.
 import { randomInt } from 'node:crypto';
 import type { DomainSettings } from '../../config.js';
-import { errors, type ApiError } from '../../core/errors.js';
+import type { ApiError } from '../../core/errors.js';
 import { readAcrossAccountsIn, type CrossAccountReader } from '../../db/cross-account.js';
 import type { ScopedDb } from '../../db/scoped.js';
 import { isUnder, parseDomainName, type NameProblem } from '../../lib/dns/names.js';
+import { reservedDomainErrors } from './reserved-domain.errors.js';
 
 function nameError(value: string, p: NameProblem): ApiError {
   switch (p.problem) {
     case 'empty':
-      return errors.domainEmpty({ field: 'domain' });
+      return reservedDomainErrors.domainEmpty({ field: 'domain' });
     case 'character':
-      return errors.domainCharacter({ value, character: p.character });
+      return reservedDomainErrors.domainCharacter({ value, character: p.character });
     case 'empty-label':
-      return errors.domainEmptyLabel({ value });
+      return reservedDomainErrors.domainEmptyLabel({ value });
     case 'label-start':
-      return errors.domainLabelStart({ value, label: p.label });
+      return reservedDomainErrors.domainLabelStart({ value, label: p.label });
     case 'label-end':
-      return errors.domainLabelEnd({ value, label: p.label });
+      return reservedDomainErrors.domainLabelEnd({ value, label: p.label });
     case 'double-hyphen':
-      return errors.domainDoubleHyphen({ value, label: p.label });
+      return reservedDomainErrors.domainDoubleHyphen({ value, label: p.label });
     case 'punycode':
-      return errors.domainPunycode({ value, label: p.label });
+      return reservedDomainErrors.domainPunycode({ value, label: p.label });
     case 'label-length':
-      return errors.domainLabelLength({ value, label: p.label, length: p.length });
+      return reservedDomainErrors.domainLabelLength({ value, label: p.label, length: p.length });
     case 'name-length':
-      return errors.domainNameLength({ length: p.length });
+      return reservedDomainErrors.domainNameLength({ length: p.length });
     case 'single-label':
-      return errors.domainSingleLabel({ value });
+      return reservedDomainErrors.domainSingleLabel({ value });
     case 'numeric-tld':
-      return errors.domainNumericTld({ value, tld: p.tld });
+      return reservedDomainErrors.domainNumericTld({ value, tld: p.tld });
     case 'wildcard-not-allowed':
-      return errors.wildcardNotAllowed({ value });
+      return reservedDomainErrors.wildcardNotAllowed({ value });
     case 'wildcard-position':
-      return errors.wildcardPosition({ value });
+      return reservedDomainErrors.wildcardPosition({ value });
     case 'wildcard-label':
-      return errors.wildcardLabel({ value, label: p.label });
+      return reservedDomainErrors.wildcardLabel({ value, label: p.label });
     case 'wildcard-suffix':
-      return errors.wildcardSuffix({ value });
+      return reservedDomainErrors.wildcardSuffix({ value });
   }
 }
 
@@ -62,9 +63,9 @@ const zonesOf = (settings: DomainSettings) => [settings.cnameZone, settings.acme
  */
 export function serviceBaseOf(settings: DomainSettings, name: string): string | undefined {
   const bare = name.startsWith('*.') ? name.slice(2) : name;
-  for (const zone of zonesOf(settings)) if (isUnder(bare, zone)) throw errors.domainReserved({ value: name });
+  for (const zone of zonesOf(settings)) if (isUnder(bare, zone)) throw reservedDomainErrors.domainReserved({ value: name });
   for (const base of settings.serviceDomains) {
-    if (bare === base) throw errors.domainReserved({ value: name });
+    if (bare === base) throw reservedDomainErrors.domainReserved({ value: name });
     if (isUnder(bare, base)) return base;
   }
   return undefined;
@@ -162,7 +163,7 @@ export async function checkOutsideOthersIngresses(across: CrossAccountReader, db
   const overlaps =
     (await heldByOthers(across, db, 'agent_ingresses', 'domain', { equal: [base, ...parentsOf(base)] })) ??
     (wildcard ? await heldByOthers(across, db, 'agent_ingresses', 'domain_reversed', reversedRangeUnder(base)) : undefined);
-  if (overlaps !== undefined) throw errors.domainInOthersIngress({ value: name });
+  if (overlaps !== undefined) throw reservedDomainErrors.domainInOthersIngress({ value: name });
 }
 
 /** An agent ingress domain is under no other account's ingress or wildcard, and has no other account's names at or under it. */
@@ -171,10 +172,10 @@ export async function checkIngressOwnsItsNames(across: CrossAccountReader, db: S
   const over =
     (await heldByOthers(across, db, 'agent_ingresses', 'domain', { equal: parents })) ??
     (await heldByOthers(across, db, 'reserved_domains', 'domain', { equal: parents.map((parent) => `*.${parent}`) }));
-  if (over !== undefined) throw errors.ingressUnderOthers({ value: domain });
+  if (over !== undefined) throw reservedDomainErrors.ingressUnderOthers({ value: domain });
   const under =
     (await heldByOthers(across, db, 'reserved_domains', 'domain', { equal: [domain] })) ??
     (await heldByOthers(across, db, 'reserved_domains', 'domain_reversed', reversedRangeUnder(domain))) ??
     (await heldByOthers(across, db, 'agent_ingresses', 'domain_reversed', reversedRangeUnder(domain)));
-  if (under !== undefined) throw errors.ingressOverOthers({ value: domain });
+  if (under !== undefined) throw reservedDomainErrors.ingressOverOthers({ value: domain });
 }

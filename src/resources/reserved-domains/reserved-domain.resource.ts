@@ -22,6 +22,8 @@ import {
   readPolicy,
   type CertPolicyBody,
 } from '../../certificates/certificate-management.js';
+import { endpointConfigurationErrors } from '../endpoint-configurations/endpoint-configuration.errors.js';
+import { tlsCertificateErrors } from '../tls-certificates/tls-certificate.errors.js';
 import {
   checkNameFree,
   checkOutsideOthersIngresses,
@@ -33,6 +35,7 @@ import {
   reversedRangeUnder,
   serviceBaseOf,
 } from './domain-names.js';
+import { reservedDomainErrors } from './reserved-domain.errors.js';
 import { ReservedDomain, ReservedDomainCreate, ReservedDomainUpdate } from './reserved-domain.schema.js';
 
 const ENDPOINT_CONFIGURATION_FIELDS = [
@@ -43,18 +46,18 @@ const ENDPOINT_CONFIGURATION_FIELDS = [
 /** Throws 413/414/417/454 when the name, or a name it overlaps through a wildcard or an agent ingress, is already another's. */
 async function checkAvailable(across: CrossAccountReader, db: ScopedDb, name: string): Promise<void> {
   await checkNameFree(across, db, 'reserved_domains', name, {
-    mine: (id) => errors.domainTakenByYou({ value: name, id }),
-    other: () => errors.domainTakenByOther({ value: name }),
+    mine: (id) => reservedDomainErrors.domainTakenByYou({ value: name, id }),
+    other: () => reservedDomainErrors.domainTakenByOther({ value: name }),
   });
   // Another account's wildcard whose base this name is under (`*.example.com` over `a.b.example.com`).
   const coveringWildcards = parentsOf(name)
     .map((base) => `*.${base}`)
     .filter((w) => w !== name);
-  if (await heldByOthers(across, db, 'reserved_domains', 'domain', { equal: coveringWildcards })) throw errors.wildcardConflict({ value: name });
+  if (await heldByOthers(across, db, 'reserved_domains', 'domain', { equal: coveringWildcards })) throw reservedDomainErrors.wildcardConflict({ value: name });
   // A wildcard over another account's names (`*.example.com` over `app.example.com`).
   if (name.startsWith('*.')) {
     const under = await heldByOthers(across, db, 'reserved_domains', 'domain_reversed', reversedRangeUnder(name.slice(2)));
-    if (under) throw errors.wildcardConflict({ value: name });
+    if (under) throw reservedDomainErrors.wildcardConflict({ value: name });
   }
   await checkOutsideOthersIngresses(across, db, name);
 }
@@ -62,10 +65,10 @@ async function checkAvailable(across: CrossAccountReader, db: ScopedDb, name: st
 /** An uploaded certificate of the account that names the domain, or the 400. */
 async function checkCertificate(db: ScopedDb, certificateId: string, domain: string): Promise<void> {
   const cert = await db.find('tls_certificates', certificateId);
-  if (!cert) throw errors.tlsCertificateNotFound({ id: certificateId });
-  if (cert.issued_at !== null) throw errors.certificateIssued({ id: certificateId });
+  if (!cert) throw tlsCertificateErrors.tlsCertificateNotFound({ id: certificateId });
+  if (cert.issued_at !== null) throw reservedDomainErrors.certificateIssued({ id: certificateId });
   const names = JSON.parse(cert.dns_names) as string[];
-  if (!names.some((n) => certificateNameCovers(n, domain))) throw errors.certificateNotCovering({ id: certificateId, domain, names });
+  if (!names.some((n) => certificateNameCovers(n, domain))) throw reservedDomainErrors.certificateNotCovering({ id: certificateId, domain, names });
 }
 
 /** Endpoint configurations named by the row are of the type their field takes. */
@@ -74,8 +77,9 @@ async function checkEndpointConfigurations(db: ScopedDb, row: Partial<ReservedDo
     const id = row[column];
     if (typeof id !== 'string') continue;
     const configuration = await db.find('endpoint_configurations', id);
-    if (!configuration) throw errors.endpointConfigurationNotFound({ field: column, id });
-    if (configuration.type !== type) throw errors.endpointConfigurationType({ field: column, id, type: configuration.type, expected: type });
+    if (!configuration) throw endpointConfigurationErrors.endpointConfigurationNotFound({ field: column, id });
+    if (configuration.type !== type)
+      throw endpointConfigurationErrors.endpointConfigurationType({ field: column, id, type: configuration.type, expected: type });
   }
 }
 
@@ -87,14 +91,14 @@ function checkCertificateSources(
 ) {
   const hasCertificate = body.certificate_id != null;
   const hasPolicy = body.certificate_management_policy != null;
-  if (hasCertificate && hasPolicy) throw errors.certificateSourceTwice();
-  if (serviceOwned && hasPolicy) throw errors.serviceDomainPolicy({ value: domain });
-  if (serviceOwned && hasCertificate) throw errors.serviceDomainCertificate({ value: domain });
+  if (hasCertificate && hasPolicy) throw reservedDomainErrors.certificateSourceTwice();
+  if (serviceOwned && hasPolicy) throw reservedDomainErrors.serviceDomainPolicy({ value: domain });
+  if (serviceOwned && hasCertificate) throw reservedDomainErrors.serviceDomainCertificate({ value: domain });
 }
 
 /** `across`: for the checks against every account's names. */
 export function reservedDomainDefinition(settings: DomainSettings, across: CrossAccountReader) {
-  const endpointConfigurationNotFound = (field: string) => (id: string) => errors.endpointConfigurationNotFound({ field, id });
+  const endpointConfigurationNotFound = (field: string) => (id: string) => endpointConfigurationErrors.endpointConfigurationNotFound({ field, id });
   return defineResource({
     kind: 'reserved_domain',
     title: 'reserved domain',
@@ -104,9 +108,15 @@ export function reservedDomainDefinition(settings: DomainSettings, across: Cross
     table: 'reserved_domains',
     schemas: { resource: ReservedDomain, create: ReservedDomainCreate, update: ReservedDomainUpdate },
     immutable: ['domain', 'region'],
-    inUse: (id, edges) => errors.domainInUseByEdge({ id, edges }),
+    inUse: (id, edges) => reservedDomainErrors.domainInUseByEdge({ id, edges }),
     references: [
-      { in: 'column', column: 'certificate_id', kinds: ['tls_certificate'], notFound: (id) => errors.tlsCertificateNotFound({ id }), onDelete: 'restrict' },
+      {
+        in: 'column',
+        column: 'certificate_id',
+        kinds: ['tls_certificate'],
+        notFound: (id) => tlsCertificateErrors.tlsCertificateNotFound({ id }),
+        onDelete: 'restrict',
+      },
       ...ENDPOINT_CONFIGURATION_FIELDS.map(({ column }) => ({
         in: 'column' as const,
         column,
@@ -148,7 +158,7 @@ export function reservedDomainDefinition(settings: DomainSettings, across: Cross
     patch(ctx, body, current): Partial<ReservedDomainsTable> {
       // Only names under a service-owned base were given no CNAME target.
       checkCertificateSources(current.domain, current.cname_target === null, body);
-      if (body.certificate_id != null && isManaged(current)) throw errors.managedCertificateAttached({ id: current.id });
+      if (body.certificate_id != null && isManaged(current)) throw reservedDomainErrors.managedCertificateAttached({ id: current.id });
       const policy = body.certificate_management_policy != null ? readPolicy(body.certificate_management_policy) : undefined;
       return {
         ...describedChanges(body),
@@ -162,7 +172,7 @@ export function reservedDomainDefinition(settings: DomainSettings, across: Cross
     detach: {
       certificate_management_policy: () => NO_MANAGEMENT,
       certificate: (row) => {
-        if (isManaged(row)) throw errors.managedCertificateAttached({ id: row.id });
+        if (isManaged(row)) throw reservedDomainErrors.managedCertificateAttached({ id: row.id });
         return row.certificate_id === null ? {} : { certificate_id: null };
       },
       http_endpoint_configuration: (row) => (row.http_endpoint_configuration_id === null ? {} : { http_endpoint_configuration_id: null }),
@@ -180,7 +190,8 @@ export function reservedDomainDefinition(settings: DomainSettings, across: Cross
         await checkEndpointConfigurations(db, changes);
       },
       afterWrite: followCertificateChange,
-      onUniqueViolation: (target, row) => (target === 'reserved_domains_domain_key' ? errors.domainTakenByOther({ value: String(row.domain) }) : undefined),
+      onUniqueViolation: (target, row) =>
+        target === 'reserved_domains_domain_key' ? reservedDomainErrors.domainTakenByOther({ value: String(row.domain) }) : undefined,
     },
 
     toApi: (row: ReservedDomainsTable, view) => ({

@@ -5,7 +5,6 @@
 // so an account makes at most a few at once in each process and is told to retry past that.
 import { createPrivateKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
-import { errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
@@ -13,6 +12,7 @@ import type { ScopedDb } from '../../db/scoped.js';
 import type { SshCertificateAuthoritiesTable } from './ssh-certificate-authority.table.js';
 import type { Sealer } from '../../lib/crypto/sealer.js';
 import { authorizedKeysLine, CURVES, toSshPublicKey, type SshPublicKey } from '../../lib/ssh/keys.js';
+import { sshCertificateAuthorityErrors } from './ssh-certificate-authority.errors.js';
 import { SshCertificateAuthority, SshCertificateAuthorityCreate, SshCertificateAuthorityUpdate } from './ssh-certificate-authority.schema.js';
 
 const generate = promisify(generateKeyPair);
@@ -32,7 +32,7 @@ const rsaKeysInTheMaking = new Map<string, number>();
 /** `newCaKey` for an RSA key, counted against the account's keys in the making. */
 async function newRsaKey(accountId: string, bits: number): Promise<KeyObject> {
   const making = rsaKeysInTheMaking.get(accountId) ?? 0;
-  if (making >= RSA_KEYS_AT_ONCE) throw errors.sshCaKeysBusy({ max: RSA_KEYS_AT_ONCE, retryAfter: RSA_RETRY_AFTER });
+  if (making >= RSA_KEYS_AT_ONCE) throw sshCertificateAuthorityErrors.sshCaKeysBusy({ max: RSA_KEYS_AT_ONCE, retryAfter: RSA_RETRY_AFTER });
   rsaKeysInTheMaking.set(accountId, making + 1);
   try {
     return await newCaKey('rsa', 'p256', bits);
@@ -79,14 +79,14 @@ export function sshCertificateAuthorityDefinition(sealer: Sealer) {
     listKey: 'ssh_certificate_authorities',
     table: 'ssh_certificate_authorities',
     schemas: { resource: SshCertificateAuthority, create: SshCertificateAuthorityCreate, update: SshCertificateAuthorityUpdate },
-    inUse: (id, certificates) => errors.sshCaInUse({ id, certificates }),
+    inUse: (id, certificates) => sshCertificateAuthorityErrors.sshCaInUse({ id, certificates }),
 
     async prepare(ctx, body) {
       const type = body.private_key_type ?? 'ed25519';
-      if (body.key_size !== undefined && type !== 'rsa') throw errors.keySizeNotForType({ type });
-      if (body.elliptic_curve !== undefined && type !== 'ecdsa') throw errors.curveNotForType({ type });
+      if (body.key_size !== undefined && type !== 'rsa') throw sshCertificateAuthorityErrors.keySizeNotForType({ type });
+      if (body.elliptic_curve !== undefined && type !== 'ecdsa') throw sshCertificateAuthorityErrors.curveNotForType({ type });
       const bits = body.key_size ?? 4096;
-      if (bits !== 2048 && bits !== 4096) throw errors.invalidKeySize({ value: bits });
+      if (bits !== 2048 && bits !== 4096) throw sshCertificateAuthorityErrors.invalidKeySize({ value: bits });
       const key = type === 'rsa' ? await newRsaKey(ctx.scope.accountId, bits) : await newCaKey(type, body.elliptic_curve ?? 'p256', bits);
       const id = newId('sshca');
       const pem = key.export({ type: 'pkcs8', format: 'pem' }) as string;

@@ -1,7 +1,6 @@
 // SSH user and host certificates. Everything slow (loading and unsealing the CA key, signing)
 // happens before the transaction; the transaction only checks that the CA still exists (a
 // declared reference) and inserts the row. The certificate's key id is the resource id.
-import { errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { rfc3339 } from '../../core/time.js';
 import type { RequestContext } from '../../core/context.js';
@@ -13,6 +12,7 @@ import type { Sealer } from '../../lib/crypto/sealer.js';
 import { certificateLine, signCertificate, type CertificateType } from '../../lib/ssh/certificate.js';
 import { KeyError, parseAuthorizedKey } from '../../lib/ssh/keys.js';
 import { loadCaKey } from '../ssh-certificate-authorities/ssh-certificate-authority.resource.js';
+import { sshCertificateErrors } from './ssh-certificate.errors.js';
 import * as S from './ssh-certificate.schema.js';
 import { criticalOptions, DEFAULT_EXTENSIONS, extensions, hostPrincipals, userPrincipals, validity } from './ssh-values.js';
 
@@ -36,7 +36,7 @@ async function issue(db: ScopedDb, sealer: Sealer, ctx: RequestContext, type: Ce
   try {
     subject = parseAuthorizedKey(body.public_key);
   } catch (error) {
-    if (error instanceof KeyError) throw errors.invalidPublicKey({ reason: error.message });
+    if (error instanceof KeyError) throw sshCertificateErrors.invalidPublicKey({ reason: error.message });
     throw error;
   }
   const principals = type === 'user' ? userPrincipals(body.principals ?? []) : hostPrincipals(body.principals ?? []);
@@ -45,7 +45,7 @@ async function issue(db: ScopedDb, sealer: Sealer, ctx: RequestContext, type: Ce
   const exts = type === 'user' ? extensions(body.extensions ?? DEFAULT_EXTENSIONS) : {};
 
   const ca = await loadCaKey(db, sealer, body.ssh_certificate_authority_id);
-  if (!ca) throw errors.sshCaNotFound({ id: body.ssh_certificate_authority_id });
+  if (!ca) throw sshCertificateErrors.sshCaNotFound({ id: body.ssh_certificate_authority_id });
   const id = newId(prefix);
   const cert = signCertificate(
     ca.key,
@@ -87,7 +87,7 @@ const signedBy: ColumnReference<SshHostCertificatesTable> = {
   in: 'column',
   column: 'ssh_certificate_authority_id',
   kinds: ['ssh_certificate_authority'],
-  notFound: (id) => errors.sshCaNotFound({ id }),
+  notFound: (id) => sshCertificateErrors.sshCaNotFound({ id }),
   onDelete: 'restrict',
 };
 

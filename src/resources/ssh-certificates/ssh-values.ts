@@ -4,10 +4,11 @@ import net from 'node:net';
 import { errors } from '../../core/errors.js';
 import { parseRfc3339, rfc3339 } from '../../core/time.js';
 import { parseCidr } from '../../lib/ip/cidr.js';
+import { sshCertificateErrors } from './ssh-certificate.errors.js';
 
 export function parseTime(field: string, value: string): Date {
   const time = parseRfc3339(value);
-  if (!time) throw errors.invalidTimestamp({ field, value: value.slice(0, 64) });
+  if (!time) throw sshCertificateErrors.invalidTimestamp({ field, value: value.slice(0, 64) });
   return time;
 }
 
@@ -36,7 +37,7 @@ export function validity(body: { valid_after?: string; valid_until?: string }, n
   withinWindow('valid_until', until, body.valid_until);
   // Certificates count whole seconds; a window that rounds to nothing is no window.
   if (Math.floor(until.getTime() / 1000) <= Math.floor(after.getTime() / 1000)) {
-    throw errors.invalidValidity({ validAfter: after.toISOString(), validUntil: until.toISOString() });
+    throw sshCertificateErrors.invalidValidity({ validAfter: after.toISOString(), validUntil: until.toISOString() });
   }
   return { after, until };
 }
@@ -46,8 +47,9 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 
 export function userPrincipals(principals: readonly string[]): string[] {
   for (const p of principals) {
-    if (p === '') throw errors.invalidPrincipal({ value: p, problem: 'is empty' });
-    if (CONTROL.test(p) || /[\s,]/.test(p)) throw errors.invalidPrincipal({ value: p, problem: 'contains whitespace, a comma or a control character' });
+    if (p === '') throw sshCertificateErrors.invalidPrincipal({ value: p, problem: 'is empty' });
+    if (CONTROL.test(p) || /[\s,]/.test(p))
+      throw sshCertificateErrors.invalidPrincipal({ value: p, problem: 'contains whitespace, a comma or a control character' });
   }
   return [...principals];
 }
@@ -57,7 +59,8 @@ const HOST_PATTERN = /^(?=.{1,253}$)(\*|[A-Za-z0-9*?](?:[A-Za-z0-9*?-]{0,61}[A-Z
 /** Host names (wildcards allowed, as OpenSSH matches them) or IP addresses. */
 export function hostPrincipals(principals: readonly string[]): string[] {
   for (const p of principals) {
-    if (net.isIP(p) === 0 && !HOST_PATTERN.test(p)) throw errors.invalidPrincipal({ value: p, problem: 'is neither a host name nor an IP address' });
+    if (net.isIP(p) === 0 && !HOST_PATTERN.test(p))
+      throw sshCertificateErrors.invalidPrincipal({ value: p, problem: 'is neither a host name nor an IP address' });
   }
   return [...principals];
 }
@@ -76,16 +79,16 @@ export function criticalOptions(options: Record<string, string>): Record<string,
   for (const [name, value] of Object.entries(options)) {
     if (name === 'force-command') {
       if (value === '' || CONTROL.test(value))
-        throw errors.invalidOption({ kind: 'critical option', name, problem: 'must be a non-empty command without control characters' });
+        throw sshCertificateErrors.invalidOption({ kind: 'critical option', name, problem: 'must be a non-empty command without control characters' });
     } else if (name === 'source-address') {
       const entries = value.split(',');
       for (const entry of entries) {
         const trimmed = entry.trim();
         const parsed = trimmed.includes('/') ? parseCidr(trimmed) : parseCidr(`${trimmed}/${trimmed.includes(':') ? 128 : 32}`);
-        if (!parsed.ok) throw errors.invalidSourceAddress({ value, entry: trimmed });
+        if (!parsed.ok) throw sshCertificateErrors.invalidSourceAddress({ value, entry: trimmed });
       }
     } else {
-      throw errors.unknownCriticalOption({ name });
+      throw sshCertificateErrors.unknownCriticalOption({ name });
     }
   }
   return options;
@@ -95,15 +98,15 @@ export function criticalOptions(options: Record<string, string>): Record<string,
 export function extensions(values: Record<string, string>): Record<string, string> {
   for (const [name, value] of Object.entries(values)) {
     if (FLAG_EXTENSIONS.has(name)) {
-      if (value !== '') throw errors.invalidOption({ kind: 'extension', name, problem: 'is a flag and takes an empty value' });
+      if (value !== '') throw sshCertificateErrors.invalidOption({ kind: 'extension', name, problem: 'is a flag and takes an empty value' });
     } else if (!/^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+$/.test(name)) {
-      throw errors.invalidOption({
+      throw sshCertificateErrors.invalidOption({
         kind: 'extension',
         name,
         problem: `is not a standard extension (${[...FLAG_EXTENSIONS].join(', ')}) nor of the form name@domain`,
       });
     } else if (CONTROL.test(value)) {
-      throw errors.invalidOption({ kind: 'extension', name, problem: 'has a value with control characters' });
+      throw sshCertificateErrors.invalidOption({ kind: 'extension', name, problem: 'has a value with control characters' });
     }
   }
   return values;

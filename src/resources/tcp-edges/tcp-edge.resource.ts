@@ -1,12 +1,13 @@
 // TCP edges: the reserved addresses they serve (hostports) and their modules. A hostport is a
 // reserved address of the account without an endpoint configuration, served by one edge at most:
 // its row is locked while the edge claims it, and a unique index holds the rule whatever happens.
-import { errors } from '../../core/errors.js';
 import { defineResource } from '../../crud/definition.js';
 import type { ScopedDb } from '../../db/scoped.js';
 import type { TcpEdgesTable } from './tcp-edge.table.js';
 import { edgeSchemas, hostportEdge, type HostportKind } from '../../edge-config/hostports/hostport-edge.js';
+import { hostportErrors } from '../../edge-config/hostports/hostport.errors.js';
 import { backendModule, ipRestrictionModule, policyModule, trafficPolicyModule } from '../../edge-config/modules/edge-modules.js';
+import { tcpEdgeErrors } from './tcp-edge.errors.js';
 
 const TCP_EDGE_MODULES = [backendModule, ipRestrictionModule, policyModule('tcp'), trafficPolicyModule('tcp')];
 
@@ -15,15 +16,15 @@ export const MAX_HOSTPORTS = 10;
 
 /** `host:port` values of a request, checked for form before any query. */
 function readHostports(values: readonly string[]): string[] {
-  if (values.length > MAX_HOSTPORTS) throw errors.tooManyHostports({ count: values.length, max: MAX_HOSTPORTS });
+  if (values.length > MAX_HOSTPORTS) throw hostportErrors.tooManyHostports({ count: values.length, max: MAX_HOSTPORTS });
   const seen = new Set<string>();
   return values.map((value) => {
     const m = /^([A-Za-z0-9.-]+):(\d+)$/.exec(value);
-    if (!m || m[1]!.startsWith('.') || m[1]!.endsWith('.')) throw errors.invalidHostport({ value });
+    if (!m || m[1]!.startsWith('.') || m[1]!.endsWith('.')) throw hostportErrors.invalidHostport({ value });
     const port = Number(m[2]);
-    if (m[2]!.length > 5 || port < 1 || port > 65535) throw errors.hostportPort({ value });
+    if (m[2]!.length > 5 || port < 1 || port > 65535) throw hostportErrors.hostportPort({ value });
     const hostport = `${m[1]!.toLowerCase()}:${port}`;
-    if (seen.has(hostport)) throw errors.duplicateHostport({ value });
+    if (seen.has(hostport)) throw hostportErrors.duplicateHostport({ value });
     seen.add(hostport);
     return hostport;
   });
@@ -36,13 +37,13 @@ async function claimHostports(db: ScopedDb, edgeId: string, hostports: readonly 
   const byAddr = new Map(addrs.map((a) => [a.addr, a]));
   for (const value of hostports) {
     const addr = byAddr.get(value);
-    if (!addr) throw errors.hostportNotReserved({ value });
-    if (addr.endpoint_configuration_id !== null) throw errors.hostportHasConfiguration({ value, id: addr.id });
+    if (!addr) throw tcpEdgeErrors.hostportNotReserved({ value });
+    if (addr.endpoint_configuration_id !== null) throw tcpEdgeErrors.hostportHasConfiguration({ value, id: addr.id });
   }
   const ids = hostports.map((h) => byAddr.get(h)!.id);
   const served = await db.select('tcp_edge_hostports', { reserved_addr_id: ids });
   const other = served.find((s) => s.tcp_edge_id !== edgeId);
-  if (other) throw errors.hostportInUse({ value: addrs.find((a) => a.id === other.reserved_addr_id)!.addr, edge: other.tcp_edge_id });
+  if (other) throw hostportErrors.hostportInUse({ value: addrs.find((a) => a.id === other.reserved_addr_id)!.addr, edge: other.tcp_edge_id });
   await db.delete('tcp_edge_hostports', { tcp_edge_id: edgeId });
   await db.insert(
     'tcp_edge_hostports',

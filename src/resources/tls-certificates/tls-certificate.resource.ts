@@ -1,13 +1,13 @@
 // Uploaded TLS certificates. The chain and key are read and checked before the transaction
 // (tls-certificate-pem.ts); the fields a response shows are derived from the leaf once, at upload,
 // and stored with it. The private key is sealed with the master key and never returned.
-import { errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { describedColumns, describedResponse } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
 import type { TlsCertificatesTable } from '../../db/schema.js';
 import type { Sealer } from '../../lib/crypto/sealer.js';
 import { readCertificateUpload, type CertificateDetails } from './tls-certificate-pem.js';
+import { tlsCertificateErrors } from './tls-certificate.errors.js';
 import { TlsCertificate, TlsCertificateCreate, TlsCertificateUpdate } from './tls-certificate.schema.js';
 
 export function tlsCertificateDefinition(sealer: Sealer) {
@@ -19,7 +19,7 @@ export function tlsCertificateDefinition(sealer: Sealer) {
     listKey: 'tls_certificates',
     table: 'tls_certificates',
     schemas: { resource: TlsCertificate, create: TlsCertificateCreate, update: TlsCertificateUpdate },
-    inUse: (id, referrers) => errors.tlsCertificateInUse({ id, referrers }),
+    inUse: (id, referrers) => tlsCertificateErrors.tlsCertificateInUse({ id, referrers }),
 
     prepare(ctx, body) {
       const read = readCertificateUpload(body.certificate_pem, body.private_key_pem, ctx.now);

@@ -18,6 +18,7 @@ import { readOnlyMayOnlyRead } from '../../crud/authorization.js';
 import { scopedRead, scopedTx } from '../../db/scoped.js';
 import { ForeignKeyViolation, type Store } from '../../db/store.js';
 import type { SessionCommand, SessionCommands } from '../../core/live-agents.js';
+import { tunnelSessionErrors } from './tunnel-session.errors.js';
 import { TUNNEL_SESSION_PREFIX } from './tunnel-session.resource.js';
 import { TunnelSessionCommandBody, TunnelSessionUpdateBody } from './tunnel-session.schema.js';
 
@@ -49,8 +50,8 @@ export async function runSessionCommand(deps: Deps, ctx: RequestContext, id: str
   const operation = `tunnel_session.${verb(command)}`;
 
   const result = await deps.sessionCommands.send(id, command);
-  if (result.outcome === 'refused') throw errors.agentRefusedCommand({ command: verb(command), id, error: result.error });
-  if (result.outcome === 'failed') throw errors.agentCommandFailed({ command: verb(command), id, reason: result.reason });
+  if (result.outcome === 'refused') throw tunnelSessionErrors.agentRefusedCommand({ command: verb(command), id, error: result.error });
+  if (result.outcome === 'failed') throw tunnelSessionErrors.agentCommandFailed({ command: verb(command), id, reason: result.reason });
   if (result.outcome === 'sent') {
     // The agent has it: a failure to record that must not invite a retry (a second restart).
     await scopedTx(deps.store, ctx.scope, (db) => observeMutation(MUTATION_OBSERVERS, db, ctx, { operation, resourceId: id })).catch(() => undefined);
@@ -63,7 +64,7 @@ export async function runSessionCommand(deps: Deps, ctx: RequestContext, id: str
       const session = await db.find('agent_sessions', id, 'update');
       if (!session || session.lease_expires_at <= ctx.now.toISOString()) throw errors.notFound({ title: TITLE, id });
       const waiting = await db.select('agent_session_commands', { session_id: id });
-      if (waiting.length >= MAX_QUEUED_COMMANDS) throw errors.tooManyQueuedCommands({ id, max: MAX_QUEUED_COMMANDS });
+      if (waiting.length >= MAX_QUEUED_COMMANDS) throw tunnelSessionErrors.tooManyQueuedCommands({ id, max: MAX_QUEUED_COMMANDS });
       await db.insert('agent_session_commands', { id: newId('cmd'), session_id: id, command: JSON.stringify(command), created_at: rfc3339(ctx.now) });
       await observeMutation(MUTATION_OBSERVERS, db, ctx, { operation, resourceId: id });
     });
