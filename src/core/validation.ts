@@ -1,6 +1,7 @@
 // Schema validation: two Ajv instances (bodies are never coerced, so "5" is not a number; query
 // strings are, so limit=10 is), the `x-max-bytes` keyword for UTF-8 byte limits, and the
-// translation of Ajv's errors into the catalogue with the offending field and value named.
+// translation of Ajv's errors into the catalogue with the offending field and value named; and
+// for values that are only part of a body and worded by their caller, the first failure with its path.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { ApiError, errors } from './errors.js';
@@ -151,6 +152,40 @@ export function bodyValidator<T>(schema: object): (value: unknown, at?: string) 
     if (!validate(value)) throw bodyError(validate.errors![0]!, at);
     return value as T;
   };
+}
+
+/** Where a value failed its schema: Ajv's first error, and the way down the value to it. */
+export interface SchemaFailure {
+  error: ErrorObject;
+  /** The keys and indices of `error.instancePath`, an index where the value holds an array there. */
+  path: (string | number)[];
+}
+
+/**
+ * A value that is not a whole request body (a part the caller words its own way, such as an
+ * action's config in a traffic policy), checked against `schema` (compiled once, by the bodies'
+ * Ajv): the first failure with its path, or nothing when the value fits.
+ */
+export function schemaCheck(schema: object): (value: unknown) => SchemaFailure | undefined {
+  const validate = bodyAjv.compile(schema);
+  return (value) => {
+    if (validate(value)) return undefined;
+    const error = validate.errors![0]!;
+    return { error, path: pathIn(value, error.instancePath) };
+  };
+}
+
+/** A JSON pointer into `value` as its steps; a step into an array is a number, as "0" may also be a key. */
+function pathIn(value: unknown, pointer: string): (string | number)[] {
+  const path: (string | number)[] = [];
+  let at = value;
+  for (const escaped of pointer.split('/').slice(1)) {
+    const key = escaped.replace(/~1/g, '/').replace(/~0/g, '~');
+    const step = Array.isArray(at) ? Number(key) : key;
+    path.push(step);
+    at = (at as Record<string | number, unknown> | undefined)?.[step];
+  }
+  return path;
 }
 
 /** Fastify's validation failure → the catalogue entry that names what was wrong. */
