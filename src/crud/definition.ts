@@ -4,7 +4,7 @@
 // existence check for referenced ids and one "still in use" check on delete.
 import type { Static, TObject } from '@sinclair/typebox';
 import type { RequestContext } from '../core/context.js';
-import type { ApiError } from '../core/errors.js';
+import type { ApiError, Catalogue } from '../core/errors.js';
 import type { Ref } from '../core/schema.js';
 import type { OwnedTable, RowOf, ScopedDb } from '../db/scoped.js';
 import type { ModuleDefinition, ModuleRule } from './modules.js';
@@ -130,6 +130,11 @@ export interface ResourceDefinition<T extends ResourceTable, S extends ResourceS
   kind: string;
   /** Human name used in messages: "API key". */
   title: string;
+  /**
+   * The kind's own errors (its `<kind>.errors.ts`), which the registry gathers into the API's
+   * catalogue and docs/errors.md; kinds that share errors (the five backends) name one catalogue.
+   */
+  errors?: Catalogue;
   prefix: string;
   /** The collection's path; a parent's id is a parameter: `/edges/https/:edge_id/routes`. */
   path: string;

@@ -1,10 +1,11 @@
 // Every resource kind the API serves. A new kind is one line here; the map of kinds (prefix →
 // kind) that renders Refs and checks references is built from these definitions.
 import { MUTATION_OBSERVERS } from './mutation-observers.js';
+import type { Catalogue } from '../core/errors.js';
 import type { AnyDefinition } from '../crud/definition.js';
 import { Kinds } from '../crud/kinds.js';
 import { createResource, type Resource } from '../crud/resource.js';
-import type { DomainSettings } from '../config.js';
+import { DOMAIN_DEFAULTS, type DomainSettings } from '../config.js';
 import type { CrossAccountReader } from '../db/cross-account.js';
 import type { Store } from '../db/store.js';
 import type { Sealer } from '../lib/crypto/sealer.js';
@@ -92,4 +93,41 @@ export function buildResources(deps: ResourceDeps): Resources {
   return Object.fromEntries(
     Object.entries(definitions).map(([name, d]) => [name, createResource(deps.store, kinds, d as AnyDefinition, MUTATION_OBSERVERS)]),
   ) as Resources;
+}
+
+/**
+ * The errors of every kind, by the kind that declares them (a catalogue several kinds share is
+ * listed once, under the first). Built from definitions made with the default settings and no
+ * working parts: declaring a kind uses none of them, and `noDependencies` throws if that changes.
+ */
+export function kindCatalogues(): Record<string, Catalogue> {
+  const definitions = Object.values(resourceDefinitions(noDependencies())) as AnyDefinition[];
+  const seen = new Set<Catalogue>();
+  const out: Record<string, Catalogue> = {};
+  for (const d of definitions) {
+    if (!d.errors || seen.has(d.errors)) continue;
+    seen.add(d.errors);
+    out[d.kind] = d.errors;
+  }
+  return out;
+}
+
+/** The default settings, and working parts that refuse every use: what declaring the kinds may not need. */
+function noDependencies(): Omit<ResourceDeps, 'store'> {
+  const refuse = (name: string) =>
+    new Proxy(
+      {},
+      {
+        get() {
+          throw new Error(`declaring the resource kinds used ${name}; declarations must not need it`);
+        },
+      },
+    );
+  return {
+    acrossAccounts: refuse('acrossAccounts') as never,
+    auth: refuse('auth') as never,
+    ipGuard: refuse('ipGuard') as never,
+    sealer: refuse('sealer') as never,
+    domains: DOMAIN_DEFAULTS,
+  };
 }

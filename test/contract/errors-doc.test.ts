@@ -32,6 +32,19 @@ describe('error catalogue', () => {
     assert.equal(ERROR_CATALOGUE.length, entries, 'every entry of every catalogue is gathered');
   });
 
+  it('gathers every catalogue of every `*.errors.ts` in src', async () => {
+    const src = new URL('../../src/', import.meta.url);
+    const files = fs.readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.errors.ts'));
+    assert.ok(files.length > 10, `found the catalogues (${files.length})`);
+    const gathered = new Set(Object.values(CATALOGUES));
+    for (const file of files) {
+      const exported = Object.entries((await import(new URL(file, src).href)) as Record<string, unknown>).filter(([name]) => name.endsWith('Catalogue'));
+      assert.ok(exported.length > 0, `${file} exports a catalogue`);
+      for (const [name, catalogue] of exported)
+        assert.ok(gathered.has(catalogue as never), `${name} of ${file} is gathered (declare it as a kind's \`errors\`, or list it in src/error-catalogue.ts)`);
+    }
+  });
+
   it('refuses, when gathered, two entries with one code or one name', () => {
     const a = entry(9990, 400, 'a', () => 'a');
     const b = entry(9991, 400, 'b', () => 'b');

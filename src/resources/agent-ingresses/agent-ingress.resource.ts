@@ -12,7 +12,7 @@ import { certificateManagementToApi, followCertificateChange, NO_MANAGEMENT, pol
 import { checkIngressOwnsItsNames, checkNameFree, readDomain, reversedName, serviceOwner } from '../reserved-domains/domain-names.js';
 import { regionDomains } from '../../certificates/certificate-subjects.js';
 import { tlsCertificateErrors } from '../tls-certificates/tls-certificate.errors.js';
-import { agentIngressErrors } from './agent-ingress.errors.js';
+import { agentIngressCatalogue, agentIngressErrors } from './agent-ingress.errors.js';
 import { AgentIngress, AgentIngressCreate, AgentIngressUpdate } from './agent-ingress.schema.js';
 
 /** `across`: for the checks against every account's names. */
@@ -20,6 +20,7 @@ export function agentIngressDefinition(settings: DomainSettings, across: CrossAc
   return defineResource({
     kind: 'agent_ingress',
     title: 'agent ingress',
+    errors: agentIngressCatalogue,
     prefix: 'agin',
     path: '/agent_ingresses',
     listKey: 'ingresses',

@@ -5,10 +5,12 @@ import type { FailoverBackendsTable } from './backend.table.js';
 import { backendChildren, backendInUse } from './backend-links.js';
 import * as S from './backend.schema.js';
 import { checkFailoverChildren } from './backend-values.js';
+import { backendCatalogue } from './backend.errors.js';
 
 export const failoverBackend = defineResource({
   kind: 'failover_backend',
   title: 'failover backend',
+  errors: backendCatalogue,
   prefix: 'bkdfo',
   path: '/backends/failover',
   listKey: 'backends',

@@ -5,10 +5,12 @@ import type { HttpResponseBackendsTable } from './backend.table.js';
 import { backendInUse } from './backend-links.js';
 import * as S from './backend.schema.js';
 import { checkHeaders, checkResponseBody, checkStatusCode } from './backend-values.js';
+import { backendCatalogue } from './backend.errors.js';
 
 export const httpResponseBackend = defineResource({
   kind: 'http_response_backend',
   title: 'HTTP-response backend',
+  errors: backendCatalogue,
   prefix: 'bkdhr',
   path: '/backends/http_response',
   listKey: 'backends',

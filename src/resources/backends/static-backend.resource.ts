@@ -6,10 +6,12 @@ import type { StaticBackendsTable } from './backend.table.js';
 import { backendInUse } from './backend-links.js';
 import * as S from './backend.schema.js';
 import { checkAddress } from './backend-values.js';
+import { backendCatalogue } from './backend.errors.js';
 
 export const staticBackend = defineResource({
   kind: 'static_backend',
   title: 'static backend',
+  errors: backendCatalogue,
   prefix: 'bkdsc',
   path: '/backends/static',
   listKey: 'backends',

@@ -6,10 +6,12 @@ import { backendInUse } from './backend-links.js';
 import * as S from './backend.schema.js';
 import { labelsMatch, parseLabels } from '../tunnels/tunnel-labels.js';
 import { checkLabels } from './backend-values.js';
+import { backendCatalogue } from './backend.errors.js';
 
 export const tunnelGroupBackend = defineResource({
   kind: 'tunnel_group_backend',
   title: 'tunnel-group backend',
+  errors: backendCatalogue,
   prefix: 'bkdtg',
   path: '/backends/tunnel_group',
   listKey: 'backends',

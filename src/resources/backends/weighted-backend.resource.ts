@@ -5,10 +5,12 @@ import type { WeightedBackendsTable } from './backend.table.js';
 import { backendChildren, backendInUse } from './backend-links.js';
 import * as S from './backend.schema.js';
 import { checkWeightedChildren } from './backend-values.js';
+import { backendCatalogue } from './backend.errors.js';
 
 export const weightedBackend = defineResource({
   kind: 'weighted_backend',
   title: 'weighted backend',
+  errors: backendCatalogue,
   prefix: 'bkdwd',
   path: '/backends/weighted',
   listKey: 'backends',

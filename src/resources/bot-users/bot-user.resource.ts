@@ -6,13 +6,14 @@ import { adminWrites } from '../../crud/authorization.js';
 import { toBool } from '../../db/schema.js';
 import type { BotUsersTable } from './bot-user.table.js';
 import type { KeyAuthenticator } from '../api-keys/api-key.auth.js';
-import { botUserErrors } from './bot-user.errors.js';
+import { botUserCatalogue, botUserErrors } from './bot-user.errors.js';
 import { BotUser, BotUserCreate, BotUserUpdate } from './bot-user.schema.js';
 
 export function botUserDefinition(auth: KeyAuthenticator) {
   return defineResource({
     kind: 'bot_user',
     title: 'bot user',
+    errors: botUserCatalogue,
     prefix: 'bot',
     path: '/bot_users',
     listKey: 'bot_users',

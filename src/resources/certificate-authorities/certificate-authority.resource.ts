@@ -5,7 +5,7 @@ import { Body, BoundedString, DescribedCreate, DescribedFields, DescribedPatch, 
 import { defineResource } from '../../crud/definition.js';
 import type { CertificateAuthoritiesTable } from './certificate-authority.table.js';
 import { readCaUpload, type CaDetails } from '../tls-certificates/tls-certificate-pem.js';
-import { certificateAuthorityErrors } from './certificate-authority.errors.js';
+import { certificateAuthorityCatalogue, certificateAuthorityErrors } from './certificate-authority.errors.js';
 
 export const CertificateAuthority = Type.Object(
   {
@@ -29,6 +29,7 @@ export const CertificateAuthorityUpdate = Body(DescribedPatch);
 export const certificateAuthorityDefinition = defineResource({
   kind: 'certificate_authority',
   title: 'certificate authority',
+  errors: certificateAuthorityCatalogue,
   prefix: 'ca',
   path: '/certificate_authorities',
   listKey: 'certificate_authorities',

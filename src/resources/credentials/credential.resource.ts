@@ -7,7 +7,7 @@ import { defineResource } from '../../crud/definition.js';
 import { ownerManaged } from '../../crud/authorization.js';
 import type { CredentialsTable } from './credential.table.js';
 import { readAcl } from './credential-acl.js';
-import { credentialErrors } from './credential.errors.js';
+import { credentialCatalogue, credentialErrors } from './credential.errors.js';
 import { Credential, CredentialCreate, CredentialUpdate } from './credential.schema.js';
 import { newCredentialMaterial } from './credential.token.js';
 
@@ -16,6 +16,7 @@ export const credentialDefinition = (credentialDeleted?: (credentialId: string) 
   defineResource({
     kind: 'credential',
     title: 'credential',
+    errors: credentialCatalogue,
     prefix: 'cr',
     path: '/credentials',
     listKey: 'credentials',

@@ -14,7 +14,7 @@ import {
   webhookVerificationModule,
 } from '../../edge-config/modules/route-modules.js';
 import { oauthModule, oidcModule, samlModule } from '../../edge-config/modules/sign-in-modules.js';
-import { endpointConfigurationErrors } from './endpoint-configuration.errors.js';
+import { endpointConfigurationCatalogue, endpointConfigurationErrors } from './endpoint-configuration.errors.js';
 import { UNSET_FIELDS, endpointConfigurationSchemas } from './endpoint-configuration.schema.js';
 
 export const ENDPOINT_CONFIGURATION_TYPES: readonly EndpointConfigurationType[] = ['http', 'https', 'tcp'];
@@ -59,6 +59,7 @@ export function endpointConfigurationDefinition(sealer: Sealer) {
   return defineResource({
     kind: 'endpoint_configuration',
     title: 'endpoint configuration',
+    errors: endpointConfigurationCatalogue,
     prefix: 'ec',
     path: '/endpoint_configurations',
     listKey: 'endpoint_configurations',

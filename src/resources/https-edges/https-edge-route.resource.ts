@@ -22,7 +22,7 @@ import {
   websocketTcpConverterModule,
 } from '../../edge-config/modules/route-modules.js';
 import { SIGN_IN_MODULES, oauthModule, oidcModule, samlModule } from '../../edge-config/modules/sign-in-modules.js';
-import { httpsEdgeErrors } from './https-edge.errors.js';
+import { httpsEdgeCatalogue, httpsEdgeErrors } from './https-edge.errors.js';
 
 export const MAX_ROUTES_PER_EDGE = 100;
 const ROUTES_PATH = '/edges/https/:edge_id/routes';
@@ -105,6 +105,7 @@ export function httpsEdgeRouteDefinition(sealer: Sealer) {
   return defineResource({
     kind: 'https_edge_route',
     title: 'HTTPS edge route',
+    errors: httpsEdgeCatalogue,
     prefix: 'edghtsrt',
     path: ROUTES_PATH,
     table: 'https_edge_routes',

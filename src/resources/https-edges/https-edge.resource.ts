@@ -14,6 +14,7 @@ import { domainHostports } from '../../edge-config/hostports/domain-hostports.js
 import { edgeSchemas, hostportEdge } from '../../edge-config/hostports/hostport-edge.js';
 import { httpsTlsTerminationModule, mutualTlsModule } from '../../edge-config/modules/edge-modules.js';
 import { httpsEdgeRouteDefinition, showRoute } from './https-edge-route.resource.js';
+import { httpsEdgeCatalogue } from './https-edge.errors.js';
 
 const HTTPS_EDGE_MODULES = [mutualTlsModule, httpsTlsTerminationModule];
 
@@ -40,6 +41,7 @@ export function httpsEdgeDefinitions(sealer: Sealer) {
   const httpsEdges = defineResource({
     kind: 'https_edge',
     title: 'HTTPS edge',
+    errors: httpsEdgeCatalogue,
     prefix: 'edghts',
     path: '/edges/https',
     listKey: 'https_edges',

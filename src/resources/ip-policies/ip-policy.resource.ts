@@ -3,12 +3,13 @@
 import { describedColumns } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
 import type { IpPoliciesTable } from './ip-policy.table.js';
-import { ipPolicyErrors } from './ip-policy.errors.js';
+import { ipPolicyCatalogue, ipPolicyErrors } from './ip-policy.errors.js';
 import { IpPolicy, IpPolicyCreate, IpPolicyUpdate } from './ip-policy.schema.js';
 
 export const ipPolicyDefinition = defineResource({
   kind: 'ip_policy',
   title: 'IP policy',
+  errors: ipPolicyCatalogue,
   prefix: 'ipp',
   path: '/ip_policies',
   listKey: 'ip_policies',

@@ -9,7 +9,7 @@ import type { IpPolicyRulesTable } from './ip-policy-rule.table.js';
 import { parseCidr } from '../../lib/ip/cidr.js';
 import { policyNotFound } from '../ip-policies/ip-policy.resource.js';
 import { bumpIpRevision, restrictionsUsing } from '../ip-policies/ip-revision.js';
-import { ipPolicyRuleErrors } from './ip-policy-rule.errors.js';
+import { ipPolicyRuleCatalogue, ipPolicyRuleErrors } from './ip-policy-rule.errors.js';
 import { IpPolicyRule, IpPolicyRuleCreate, IpPolicyRuleUpdate } from './ip-policy-rule.schema.js';
 
 /** The canonical form of a CIDR, or the 400 that says what is wrong with it. */
@@ -25,6 +25,7 @@ export function ipPolicyRuleDefinition(onChange: (accountId: string) => void) {
   return defineResource({
     kind: 'ip_policy_rule',
     title: 'IP policy rule',
+    errors: ipPolicyRuleCatalogue,
     prefix: 'ipr',
     path: '/ip_policy_rules',
     listKey: 'ip_policy_rules',

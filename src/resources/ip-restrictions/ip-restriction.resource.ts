@@ -7,13 +7,14 @@ import { toBool } from '../../db/schema.js';
 import type { IpRestrictionsTable } from './ip-restriction.table.js';
 import { policyNotFound } from '../ip-policies/ip-policy.resource.js';
 import { bumpIpRevision } from '../ip-policies/ip-revision.js';
-import { ipRestrictionErrors } from './ip-restriction.errors.js';
+import { ipRestrictionCatalogue, ipRestrictionErrors } from './ip-restriction.errors.js';
 import { IpRestriction, IpRestrictionCreate, IpRestrictionUpdate } from './ip-restriction.schema.js';
 
 export function ipRestrictionDefinition(onChange: (accountId: string) => void) {
   return defineResource({
     kind: 'ip_restriction',
     title: 'IP restriction',
+    errors: ipRestrictionCatalogue,
     prefix: 'ipx',
     path: '/ip_restrictions',
     listKey: 'ip_restrictions',

@@ -11,7 +11,7 @@ import { readAcrossAccountsIn, type CrossAccountReader } from '../../db/cross-ac
 import type { ScopedDb } from '../../db/scoped.js';
 import type { ReservedAddrsTable } from './reserved-addr.table.js';
 import { endpointConfigurationErrors } from '../endpoint-configurations/endpoint-configuration.errors.js';
-import { reservedAddrErrors } from './reserved-addr.errors.js';
+import { reservedAddrCatalogue, reservedAddrErrors } from './reserved-addr.errors.js';
 import { ReservedAddr, ReservedAddrCreate, ReservedAddrUpdate } from './reserved-addr.schema.js';
 
 /**
@@ -52,6 +52,7 @@ export function reservedAddrDefinition(settings: DomainSettings, across: CrossAc
   return defineResource({
     kind: 'reserved_addr',
     title: 'reserved address',
+    errors: reservedAddrCatalogue,
     prefix: 'ra',
     path: '/reserved_addrs',
     listKey: 'reserved_addrs',

@@ -35,7 +35,7 @@ import {
   reversedRangeUnder,
   serviceBaseOf,
 } from './domain-names.js';
-import { reservedDomainErrors } from './reserved-domain.errors.js';
+import { reservedDomainCatalogue, reservedDomainErrors } from './reserved-domain.errors.js';
 import { ReservedDomain, ReservedDomainCreate, ReservedDomainUpdate } from './reserved-domain.schema.js';
 
 const ENDPOINT_CONFIGURATION_FIELDS = [
@@ -102,6 +102,7 @@ export function reservedDomainDefinition(settings: DomainSettings, across: Cross
   return defineResource({
     kind: 'reserved_domain',
     title: 'reserved domain',
+    errors: reservedDomainCatalogue,
     prefix: 'rd',
     path: '/reserved_domains',
     listKey: 'reserved_domains',

@@ -12,7 +12,7 @@ import type { ScopedDb } from '../../db/scoped.js';
 import type { SshCertificateAuthoritiesTable } from './ssh-certificate-authority.table.js';
 import type { Sealer } from '../../lib/crypto/sealer.js';
 import { authorizedKeysLine, CURVES, toSshPublicKey, type SshPublicKey } from '../../lib/ssh/keys.js';
-import { sshCertificateAuthorityErrors } from './ssh-certificate-authority.errors.js';
+import { sshCertificateAuthorityCatalogue, sshCertificateAuthorityErrors } from './ssh-certificate-authority.errors.js';
 import { SshCertificateAuthority, SshCertificateAuthorityCreate, SshCertificateAuthorityUpdate } from './ssh-certificate-authority.schema.js';
 
 const generate = promisify(generateKeyPair);
@@ -74,6 +74,7 @@ export function sshCertificateAuthorityDefinition(sealer: Sealer) {
   return defineResource({
     kind: 'ssh_certificate_authority',
     title: 'SSH certificate authority',
+    errors: sshCertificateAuthorityCatalogue,
     prefix: 'sshca',
     path: '/ssh_certificate_authorities',
     listKey: 'ssh_certificate_authorities',

@@ -12,7 +12,7 @@ import type { Sealer } from '../../lib/crypto/sealer.js';
 import { certificateLine, signCertificate, type CertificateType } from '../../lib/ssh/certificate.js';
 import { KeyError, parseAuthorizedKey } from '../../lib/ssh/keys.js';
 import { loadCaKey } from '../ssh-certificate-authorities/ssh-certificate-authority.resource.js';
-import { sshCertificateErrors } from './ssh-certificate.errors.js';
+import { sshCertificateCatalogue, sshCertificateErrors } from './ssh-certificate.errors.js';
 import * as S from './ssh-certificate.schema.js';
 import { criticalOptions, DEFAULT_EXTENSIONS, extensions, hostPrincipals, userPrincipals, validity } from './ssh-values.js';
 
@@ -95,6 +95,7 @@ export function sshCertificateDefinitions(sealer: Sealer) {
   const user = defineResource({
     kind: 'ssh_user_certificate',
     title: 'SSH user certificate',
+    errors: sshCertificateCatalogue,
     prefix: 'sucrt',
     path: '/ssh_user_certificates',
     listKey: 'ssh_user_certificates',
@@ -109,6 +110,7 @@ export function sshCertificateDefinitions(sealer: Sealer) {
   const host = defineResource({
     kind: 'ssh_host_certificate',
     title: 'SSH host certificate',
+    errors: sshCertificateCatalogue,
     prefix: 'shcrt',
     path: '/ssh_host_certificates',
     listKey: 'ssh_host_certificates',

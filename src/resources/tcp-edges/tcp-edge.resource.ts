@@ -7,7 +7,7 @@ import type { TcpEdgesTable } from './tcp-edge.table.js';
 import { edgeSchemas, hostportEdge, type HostportKind } from '../../edge-config/hostports/hostport-edge.js';
 import { hostportErrors } from '../../edge-config/hostports/hostport.errors.js';
 import { backendModule, ipRestrictionModule, policyModule, trafficPolicyModule } from '../../edge-config/modules/edge-modules.js';
-import { tcpEdgeErrors } from './tcp-edge.errors.js';
+import { tcpEdgeCatalogue, tcpEdgeErrors } from './tcp-edge.errors.js';
 
 const TCP_EDGE_MODULES = [backendModule, ipRestrictionModule, policyModule('tcp'), trafficPolicyModule('tcp')];
 
@@ -75,6 +75,7 @@ const tcpHostports: HostportKind = {
 export const tcpEdgeDefinition = defineResource({
   kind: 'tcp_edge',
   title: 'TCP edge',
+  errors: tcpEdgeCatalogue,
   prefix: 'edgtcp',
   path: '/edges/tcp',
   listKey: 'tcp_edges',

@@ -7,13 +7,14 @@ import { defineResource } from '../../crud/definition.js';
 import type { TlsCertificatesTable } from '../../db/schema.js';
 import type { Sealer } from '../../lib/crypto/sealer.js';
 import { readCertificateUpload, type CertificateDetails } from './tls-certificate-pem.js';
-import { tlsCertificateErrors } from './tls-certificate.errors.js';
+import { tlsCertificateCatalogue, tlsCertificateErrors } from './tls-certificate.errors.js';
 import { TlsCertificate, TlsCertificateCreate, TlsCertificateUpdate } from './tls-certificate.schema.js';
 
 export function tlsCertificateDefinition(sealer: Sealer) {
   return defineResource({
     kind: 'tls_certificate',
     title: 'TLS certificate',
+    errors: tlsCertificateCatalogue,
     prefix: 'cert',
     path: '/tls_certificates',
     listKey: 'tls_certificates',

@@ -4,12 +4,14 @@
 import { defineResource } from '../../crud/definition.js';
 import type { AgentSessionsTable } from '../../db/schema.js';
 import { NoTunnelSessionBody, TunnelSession } from './tunnel-session.schema.js';
+import { tunnelSessionCatalogue } from './tunnel-session.errors.js';
 
 export const TUNNEL_SESSION_PREFIX = 'ts';
 
 export const tunnelSessionDefinition = defineResource({
   kind: 'tunnel_session',
   title: 'tunnel session',
+  errors: tunnelSessionCatalogue,
   prefix: TUNNEL_SESSION_PREFIX,
   path: '/tunnel_sessions',
   listKey: 'tunnel_sessions',
