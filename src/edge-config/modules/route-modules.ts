@@ -6,14 +6,16 @@
 import { createPublicKey } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import safeRegex from 'safe-regex2';
-import { defineModule } from '../../crud/modules.js';
+import { defineModule, type ModuleDefinition } from '../../crud/modules.js';
+import type { Sealer } from '../../lib/crypto/sealer.js';
 import { isToken } from '../../lib/http/syntax.js';
 import { re2AsJavaScript, re2Problem } from '../../lib/regex/re2.js';
 import { checkHeaders } from '../../resources/backends/backend-values.js';
 import { backendErrors } from '../../resources/backends/backend.errors.js';
 import { MAX_HEADER_VALUE_BYTES, MAX_HEADERS } from '../../resources/backends/backend.schema.js';
 import { edgeModuleErrors } from './edge-module.errors.js';
-import { Enabled } from './edge-modules.js';
+import { backendModule, Enabled, ipRestrictionModule, policyModule, trafficPolicyModule } from './edge-modules.js';
+import { oauthModule, oidcModule, samlModule } from './sign-in-modules.js';
 
 const DAY_SECONDS = 24 * 60 * 60;
 
@@ -256,3 +258,26 @@ export const userAgentFilterModule = defineModule({
   },
   toApi: (value) => ({ enabled: value.enabled, allow: value.allow, deny: value.deny }),
 });
+
+// ---------------------------------------------------------------------------------------------
+// The modules of a route: a new route module is declared above and listed here.
+
+/** The modules of a route, in the order responses show them. */
+export function routeModules(sealer: Sealer): ModuleDefinition[] {
+  return [
+    backendModule,
+    ipRestrictionModule,
+    circuitBreakerModule,
+    compressionModule,
+    requestHeadersModule,
+    responseHeadersModule,
+    webhookVerificationModule('webhook_verification'),
+    oauthModule(sealer),
+    samlModule(sealer),
+    oidcModule(sealer),
+    websocketTcpConverterModule,
+    userAgentFilterModule,
+    policyModule('http'),
+    trafficPolicyModule('http'),
+  ];
+}

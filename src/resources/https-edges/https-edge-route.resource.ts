@@ -11,43 +11,14 @@ import { moduleFields, moduleRequestFields, showModules, type ModuleDefinition, 
 import type { ScopedDb } from '../../db/scoped.js';
 import type { HttpsEdgeRoutesTable, RouteMatchType } from './https-edge-route.table.js';
 import type { Sealer } from '../../lib/crypto/sealer.js';
-import { backendModule, ipRestrictionModule, policyModule, trafficPolicyModule } from '../../edge-config/modules/edge-modules.js';
-import {
-  circuitBreakerModule,
-  compressionModule,
-  requestHeadersModule,
-  responseHeadersModule,
-  userAgentFilterModule,
-  webhookVerificationModule,
-  websocketTcpConverterModule,
-} from '../../edge-config/modules/route-modules.js';
-import { SIGN_IN_MODULES, oauthModule, oidcModule, samlModule } from '../../edge-config/modules/sign-in-modules.js';
+import { routeModules } from '../../edge-config/modules/route-modules.js';
+import { SIGN_IN_MODULES } from '../../edge-config/modules/sign-in-modules.js';
 import { httpsEdgeCatalogue, httpsEdgeErrors } from './https-edge.errors.js';
 
 export const MAX_ROUTES_PER_EDGE = 100;
 const ROUTES_PATH = '/edges/https/:edge_id/routes';
 export const MAX_MATCH_LENGTH = 1024;
 const MATCH_TYPES: readonly RouteMatchType[] = ['exact_path', 'path_prefix'];
-
-/** The modules of a route, in the order responses show them. */
-export function routeModules(sealer: Sealer): ModuleDefinition[] {
-  return [
-    backendModule,
-    ipRestrictionModule,
-    circuitBreakerModule,
-    compressionModule,
-    requestHeadersModule,
-    responseHeadersModule,
-    webhookVerificationModule('webhook_verification'),
-    oauthModule(sealer),
-    samlModule(sealer),
-    oidcModule(sealer),
-    websocketTcpConverterModule,
-    userAgentFilterModule,
-    policyModule('http'),
-    trafficPolicyModule('http'),
-  ];
-}
 
 function routeSchemas(modules: readonly ModuleDefinition[]) {
   const MatchType = Type.String({ maxLength: 32, description: 'exact_path or path_prefix' });
