@@ -6,9 +6,11 @@
 // which writes docs/errors.md from it, and the tests import it. test/contract/errors-doc.test.ts
 // checks that every `*.errors.ts` in src is gathered.
 import { certificateManagementCatalogue } from './certificates/certificate-management.errors.js';
+import { pemCatalogue } from './certificates/pem.errors.js';
 import { coreCatalogue, type Catalogue } from './core/errors.js';
 import { hostportCatalogue } from './edge-config/hostports/hostport.errors.js';
 import { edgeModuleCatalogue } from './edge-config/modules/edge-module.errors.js';
+import { sharedValueCatalogue } from './edge-config/shared/shared-value.errors.js';
 import { trafficPolicyCatalogue } from './edge-config/traffic-policy/traffic-policy.errors.js';
 import { kindCatalogues } from './resources/registry.js';
 
@@ -18,6 +20,8 @@ export const CATALOGUES: Readonly<Record<string, Catalogue>> = {
   certificateManagement: certificateManagementCatalogue,
   edgeModules: edgeModuleCatalogue,
   hostports: hostportCatalogue,
+  pem: pemCatalogue,
+  sharedValues: sharedValueCatalogue,
   trafficPolicy: trafficPolicyCatalogue,
   ...kindCatalogues(),
 };

@@ -15,7 +15,7 @@ import type { AgentIngressesTable, ReservedDomainsTable } from '../db/schema.js'
 import type { Store } from '../db/store.js';
 import type { Sealer } from '../lib/crypto/sealer.js';
 import { defineJob, type Backoff, type Job, type JobDefinition, type JobResult, type JobWrite } from '../jobs/runner.js';
-import { readCertificateUpload } from '../resources/tls-certificates/tls-certificate-pem.js';
+import { readCertificateUpload } from './pem.js';
 import type { AcmeOrders } from './acme-orders.js';
 import { CERTIFICATE_JOB, dropIssued, isManaged, RENEWAL_MESSAGE } from './certificate-management.js';
 import { checkDnsExpectations, CertificateProblem, problemCode, type DnsChecker } from './certificate-problems.js';

@@ -3,7 +3,8 @@
 // kind named), and on delete finds every referrer: refusing (409 naming them) or deleting them.
 import type { Ref } from '../core/schema.js';
 import type { OwnedTable, ScopedDb } from '../db/scoped.js';
-import type { AnyDefinition, Reference } from './definition.js';
+import type { AnyDefinition } from './definition.js';
+import type { Reference } from './references.js';
 import { removeModules } from './modules.js';
 
 export interface Kind {

@@ -2,7 +2,8 @@
 // order. Parsed before the transaction, so that bad values cost no query; checked to exist and
 // written inside it; read back for a whole page of owners at once.
 import type { OwnedTable, ScopedDb } from '../db/scoped.js';
-import type { AnyDefinition, JoinReference, LinkItem } from './definition.js';
+import type { AnyDefinition } from './definition.js';
+import type { JoinReference, LinkItem } from './references.js';
 import type { Kinds } from './kinds.js';
 
 /** Where a join reference is kept. */

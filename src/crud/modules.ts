@@ -14,7 +14,7 @@ import type { ApiError } from '../core/errors.js';
 import { Nullable, type Ref } from '../core/schema.js';
 import { compileValidator } from '../core/validation.js';
 import type { ScopedDb } from '../db/scoped.js';
-import type { Target } from './definition.js';
+import type { Target } from './references.js';
 
 /** What a module's response is rendered with: Refs of the ids it names. */
 export interface ModuleView {

@@ -18,12 +18,12 @@ import {
   moduleOperationId,
   operationId,
   type AnyDefinition,
-  type ColumnReference,
   type ResourceDefinition,
   type ResourceSchemas,
   type ResourceTable,
 } from './definition.js';
 import type { Kinds } from './kinds.js';
+import type { ColumnReference } from './references.js';
 import { ownerModules } from './module-operations.js';
 import { kindMutations } from './mutation.js';
 import { kindRows, type PathIds, type Row } from './rows.js';

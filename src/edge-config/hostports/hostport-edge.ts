@@ -15,7 +15,7 @@ import {
   describedResponse,
 } from '../../core/schema.js';
 import { moduleFields, moduleRequestFields, type ModuleDefinition } from '../../crud/modules.js';
-import type { RowsReference } from '../../crud/definition.js';
+import type { RowsReference } from '../../crud/references.js';
 import type { ScopedDb } from '../../db/scoped.js';
 
 export interface HostportKind {

@@ -5,10 +5,7 @@ import { Type, type Static, type TObject } from '@sinclair/typebox';
 import type { ApiError } from '../../core/errors.js';
 import { IdString, Nullable, Ref, StringEnum } from '../../core/schema.js';
 import { defineModule, type ModuleDefinition, type ModuleRule } from '../../crud/modules.js';
-import { BACKEND_KINDS } from '../../resources/backends/backend-links.js';
-import { backendErrors } from '../../resources/backends/backend.errors.js';
-import { policyNotFound } from '../../resources/ip-policies/ip-policy.resource.js';
-import { MAX_POLICIES_PER_RESTRICTION } from '../../resources/ip-restrictions/ip-restriction.schema.js';
+import { BACKEND_KINDS, backendNotFound, MAX_POLICIES_PER_RESTRICTION, policyNotFound } from '../shared/named-resources.js';
 import { checkEndpointPolicy, checkTrafficPolicyDocument, policyIdsOf, type EndpointPolicy, type PolicyProtocol } from '../traffic-policy/traffic-policy.js';
 import { edgeModuleErrors } from './edge-module.errors.js';
 
@@ -25,7 +22,7 @@ export const backendModule = defineModule({
     value: { enabled: body.enabled ?? true, backend_id: body.backend_id },
     refs: [body.backend_id],
   }),
-  references: { kinds: BACKEND_KINDS, notFound: (id) => backendErrors.backendNotFound({ field: 'backend.backend_id', id }) },
+  references: { kinds: BACKEND_KINDS, notFound: backendNotFound('backend.backend_id') },
   toApi: (value, view) => ({ enabled: value.enabled, backend: view.ref(value.backend_id) }),
 });
 

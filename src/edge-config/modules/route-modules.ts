@@ -10,9 +10,8 @@ import { defineModule, type ModuleDefinition } from '../../crud/modules.js';
 import type { Sealer } from '../../lib/crypto/sealer.js';
 import { isToken } from '../../lib/http/syntax.js';
 import { re2AsJavaScript, re2Problem } from '../../lib/regex/re2.js';
-import { checkHeaders } from '../../resources/backends/backend-values.js';
-import { backendErrors } from '../../resources/backends/backend.errors.js';
-import { MAX_HEADER_VALUE_BYTES, MAX_HEADERS } from '../../resources/backends/backend.schema.js';
+import { checkHeaders, MAX_HEADER_VALUE_BYTES, MAX_HEADERS } from '../shared/headers.js';
+import { sharedValueErrors } from '../shared/shared-value.errors.js';
 import { edgeModuleErrors } from './edge-module.errors.js';
 import { backendModule, Enabled, ipRestrictionModule, policyModule, trafficPolicyModule } from './edge-modules.js';
 import { oauthModule, oidcModule, samlModule } from './sign-in-modules.js';
@@ -50,7 +49,7 @@ const HeadersRequest = Type.Object(
 const HeadersValue = Type.Object({ enabled: Type.Boolean(), add: Type.Record(Type.String(), Type.String()), remove: Type.Array(Type.String()) });
 
 function checkHeaderName(name: string): string {
-  if (!isToken(name)) throw backendErrors.invalidHeaderName({ name: name.slice(0, 80) });
+  if (!isToken(name)) throw sharedValueErrors.invalidHeaderName({ name: name.slice(0, 80) });
   return name;
 }
 

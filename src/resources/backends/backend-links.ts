@@ -1,14 +1,14 @@
 // The children of failover and weighted backends: which kinds a child may be, and the check
 // that children do not lead back to their parent.
-import type { LinkItem } from '../../crud/definition.js';
+import type { LinkItem } from '../../crud/references.js';
 import type { ScopedDb } from '../../db/scoped.js';
+import { BACKEND_KINDS, backendNotFound } from '../../edge-config/shared/named-resources.js';
 import { backendErrors } from './backend.errors.js';
 
-export const BACKEND_KINDS = ['tunnel_group_backend', 'http_response_backend', 'static_backend', 'failover_backend', 'weighted_backend'] as const;
 export const MAX_CHILDREN = 32;
 
 /** The 400 for a child that is no backend of the account. */
-export const backendNotFound = (id: string) => backendErrors.backendNotFound({ field: 'backends', id });
+export const childNotFound = backendNotFound('backends');
 
 /** Every backend kind refuses to be deleted while something uses it, naming what does. */
 export const backendInUse = (id: string, referrers: readonly string[]) => backendErrors.backendInUse({ id, referrers });
@@ -21,7 +21,7 @@ export const backendChildren = {
   from: 'parent_id',
   to: 'child_id',
   kinds: BACKEND_KINDS,
-  notFound: backendNotFound,
+  notFound: childNotFound,
   check: checkNoCycle,
 } as const;
 

@@ -1,11 +1,10 @@
 // Validation of the values inside backends that a schema cannot explain well: labels, HTTP
 // headers, addresses, status codes, child lists and weights. Each failure has its own error.
 import net from 'node:net';
-import type { LinkItem } from '../../crud/definition.js';
-import { lowerCasedHeaders } from '../../lib/http/syntax.js';
+import type { LinkItem } from '../../crud/references.js';
 import { MAX_CHILDREN } from './backend-links.js';
 import { backendErrors } from './backend.errors.js';
-import { MAX_HEADER_VALUE_BYTES, MAX_HEADERS, MAX_LABEL_KEY_BYTES, MAX_LABEL_VALUE_BYTES, MAX_LABELS, MAX_RESPONSE_BODY_BYTES } from './backend.schema.js';
+import { MAX_LABEL_KEY_BYTES, MAX_LABEL_VALUE_BYTES, MAX_LABELS, MAX_RESPONSE_BODY_BYTES } from './backend.schema.js';
 
 const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 const HOST_NAME = /^(?=.{1,253}$)([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
@@ -19,20 +18,6 @@ export function checkLabels(labels: Record<string, string>): Record<string, stri
     if (bytes(value) > MAX_LABEL_VALUE_BYTES) throw backendErrors.labelValueTooLong({ key, max: MAX_LABEL_VALUE_BYTES });
   }
   return labels;
-}
-
-/**
- * Header names lower-cased (they are case-insensitive), values without line breaks, at most
- * MAX_HEADERS of at most MAX_HEADER_VALUE_BYTES each: a backend's headers and a header module's.
- */
-export function checkHeaders(headers: Record<string, string>): Record<string, string> {
-  const count = Object.keys(headers).length;
-  if (count > MAX_HEADERS) throw backendErrors.tooManyHeaders({ count, max: MAX_HEADERS });
-  const checked = lowerCasedHeaders(headers, (value) => bytes(value) <= MAX_HEADER_VALUE_BYTES);
-  if ('headers' in checked) return checked.headers;
-  if (checked.problem === 'name') throw backendErrors.invalidHeaderName({ name: checked.name.slice(0, 80) });
-  if (checked.problem === 'value') throw backendErrors.invalidHeaderValue({ name: checked.name });
-  throw backendErrors.duplicateHeader({ name: checked.name });
 }
 
 export function checkResponseBody(body: string): string {

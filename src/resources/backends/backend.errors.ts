@@ -1,16 +1,10 @@
 // The errors of backends: their values (backend-values.ts: addresses, labels, weights, HTTP
-// responses and their headers) and their links (backend-links.ts: references and cycles). The
-// backend module of edges (src/edge-config/modules/edge-modules.ts) and the headers of route
-// modules throw some of them too.
+// responses) and their links (backend-links.ts: cycles, deletes). A backend that is not in the
+// account and bad header maps are refused with the errors edge configuration shares
+// (src/edge-config/shared/shared-value.errors.ts).
 import { entry, shortList, throwersOf } from '../../core/errors.js';
 
 export const backendCatalogue = {
-  backendNotFound: entry<{ field: string; id: string }>(
-    6501,
-    400,
-    'A referenced backend does not exist in this account.',
-    (a) => `${a.field} names '${a.id}', which is not a backend (bkdtg_, bkdhr_, bkdsc_, bkdfo_ or bkdwd_) of this account.`,
-  ),
   backendInUse: entry<{ id: string; referrers: readonly string[] }>(
     6502,
     409,
@@ -72,30 +66,6 @@ export const backendCatalogue = {
     'status_code is not an HTTP status from 100 to 599.',
     (a) => `status_code ${a.value} is not a valid HTTP status; must be 100 to 599.`,
   ),
-  invalidHeaderName: entry<{ name: string }>(
-    6518,
-    400,
-    'A header name is not a valid HTTP field name.',
-    (a) => `header name '${a.name}' is not a valid HTTP header name (letters, digits and !#$%&'*+-.^_\`|~, no spaces).`,
-  ),
-  invalidHeaderValue: entry<{ name: string }>(
-    6519,
-    400,
-    'A header value contains a line break or another control character.',
-    (a) => `the value of header '${a.name}' must not contain line breaks or other control characters.`,
-  ),
-  duplicateHeader: entry<{ name: string }>(
-    6520,
-    400,
-    'Two header names differ only in case.',
-    (a) => `header '${a.name}' is given more than once (header names are case-insensitive).`,
-  ),
-  tooManyHeaders: entry<{ count: number; max: number }>(
-    6521,
-    400,
-    'An HTTP-response backend has more headers than allowed.',
-    (a) => `headers has ${a.count} entries; at most ${a.max} are allowed.`,
-  ),
   backendCycle: entry<{ cycle: readonly string[] }>(
     6530,
     400,
@@ -104,5 +74,5 @@ export const backendCatalogue = {
   ),
 } as const;
 
-/** Error factories: `throw backendErrors.backendNotFound(…)`. */
+/** Error factories: `throw backendErrors.backendCycle(…)`. */
 export const backendErrors = throwersOf(backendCatalogue);

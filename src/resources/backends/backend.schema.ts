@@ -2,13 +2,12 @@
 // syntax) are checked in the resources, so that each failure gets its own clear error.
 import { Type } from '@sinclair/typebox';
 import { Body, BoundedString, DescribedCreate, DescribedFields, DescribedPatch, IdString, Patch, Ref } from '../../core/schema.js';
+import { MAX_HEADERS } from '../../edge-config/shared/headers.js';
 import { MAX_CHILDREN } from './backend-links.js';
 
 export const MAX_LABELS = 32;
 export const MAX_LABEL_KEY_BYTES = 128;
 export const MAX_LABEL_VALUE_BYTES = 256;
-export const MAX_HEADERS = 50;
-export const MAX_HEADER_VALUE_BYTES = 4096;
 export const MAX_RESPONSE_BODY_BYTES = 128 * 1024;
 
 const BackendId = IdString('bkd…', 'backend');

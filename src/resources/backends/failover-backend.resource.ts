@@ -1,6 +1,7 @@
 // Failover backends: an ordered list of other backends, each tried when the one before fails.
 import { describedColumns, describedResponse } from '../../core/schema.js';
-import { defineResource, type LinkItem } from '../../crud/definition.js';
+import { defineResource } from '../../crud/definition.js';
+import type { LinkItem } from '../../crud/references.js';
 import type { FailoverBackendsTable } from './backend.table.js';
 import { backendChildren, backendInUse } from './backend-links.js';
 import * as S from './backend.schema.js';

@@ -4,7 +4,8 @@ import { defineResource } from '../../crud/definition.js';
 import type { HttpResponseBackendsTable } from './backend.table.js';
 import { backendInUse } from './backend-links.js';
 import * as S from './backend.schema.js';
-import { checkHeaders, checkResponseBody, checkStatusCode } from './backend-values.js';
+import { checkResponseBody, checkStatusCode } from './backend-values.js';
+import { checkHeaders } from '../../edge-config/shared/headers.js';
 import { backendCatalogue } from './backend.errors.js';
 
 export const httpResponseBackend = defineResource({

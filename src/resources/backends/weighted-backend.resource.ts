@@ -1,6 +1,7 @@
 // Weighted backends: other backends, each chosen in proportion to its weight.
 import { describedColumns, describedResponse } from '../../core/schema.js';
-import { defineResource, type LinkItem } from '../../crud/definition.js';
+import { defineResource } from '../../crud/definition.js';
+import type { LinkItem } from '../../crud/references.js';
 import type { WeightedBackendsTable } from './backend.table.js';
 import { backendChildren, backendInUse } from './backend-links.js';
 import * as S from './backend.schema.js';

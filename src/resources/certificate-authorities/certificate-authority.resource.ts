@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { Body, BoundedString, DescribedCreate, DescribedFields, DescribedPatch, describedColumns, describedResponse, Timestamp } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
 import type { CertificateAuthoritiesTable } from './certificate-authority.table.js';
-import { readCaUpload, type CaDetails } from '../tls-certificates/tls-certificate-pem.js';
+import { readCaUpload, type CaDetails } from '../../certificates/pem.js';
 import { certificateAuthorityCatalogue, certificateAuthorityErrors } from './certificate-authority.errors.js';
 
 export const CertificateAuthority = Type.Object(

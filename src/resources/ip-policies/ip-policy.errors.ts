@@ -1,14 +1,8 @@
-// The errors of IP policies: a reference to one that does not exist (rules, restrictions and the
-// modules of edges name policies through policyNotFound), and deleting one that is still used.
+// The errors of IP policies: deleting one that is still used. A reference to one that does not
+// exist is refused by policyNotFound (src/edge-config/shared/named-resources.ts).
 import { entry, shortList, throwersOf } from '../../core/errors.js';
 
 export const ipPolicyCatalogue = {
-  ipPolicyNotFound: entry<{ field: string; id: string }>(
-    1402,
-    400,
-    'A referenced IP policy does not exist in this account.',
-    (a) => `${a.field} '${a.id}' is not an IP policy (ipp_…) of this account.`,
-  ),
   ipPolicyInUse: entry<{ id: string; referrers: readonly string[] }>(
     1420,
     409,
@@ -17,5 +11,5 @@ export const ipPolicyCatalogue = {
   ),
 } as const;
 
-/** Error factories: `throw ipPolicyErrors.ipPolicyNotFound(…)`. */
+/** Error factories: `throw ipPolicyErrors.ipPolicyInUse(…)`. */
 export const ipPolicyErrors = throwersOf(ipPolicyCatalogue);

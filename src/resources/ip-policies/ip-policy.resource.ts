@@ -21,6 +21,3 @@ export const ipPolicyDefinition = defineResource({
 
   toApi: (row: IpPoliciesTable) => ({ id: row.id, created_at: row.created_at, description: row.description, metadata: row.metadata }),
 });
-
-/** The 400 for an id that is no IP policy of the account. */
-export const policyNotFound = (field: string) => (id: string) => ipPolicyErrors.ipPolicyNotFound({ field, id });

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { Body, DescribedCreate, DescribedFields, DescribedPatch, IdString, Patch, Ref, StringEnum } from '../../core/schema.js';
+import { MAX_POLICIES_PER_RESTRICTION } from '../../edge-config/shared/named-resources.js';
 
 export const RESTRICTION_TYPES = ['dashboard', 'api', 'agent', 'endpoints'] as const;
-export const MAX_POLICIES_PER_RESTRICTION = 50;
 
 const PolicyIds = Type.Array(IdString('ipp', 'IP policy'), {
   minItems: 1,

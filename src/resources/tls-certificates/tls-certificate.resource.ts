@@ -6,7 +6,7 @@ import { describedColumns, describedResponse } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
 import type { TlsCertificatesTable } from '../../db/schema.js';
 import type { Sealer } from '../../lib/crypto/sealer.js';
-import { readCertificateUpload, type CertificateDetails } from './tls-certificate-pem.js';
+import { readCertificateUpload, type CertificateDetails } from '../../certificates/pem.js';
 import { tlsCertificateCatalogue, tlsCertificateErrors } from './tls-certificate.errors.js';
 import { TlsCertificate, TlsCertificateCreate, TlsCertificateUpdate } from './tls-certificate.schema.js';
 

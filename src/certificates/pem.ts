@@ -5,10 +5,10 @@
 // key; @peculiar/x509 reads the fields that node:crypto only gives as display strings (names,
 // key usages).
 import { createPrivateKey, X509Certificate as NodeCertificate, type KeyObject } from 'node:crypto';
-import { rfc3339 } from '../../core/time.js';
-import { derElementCount } from '../../lib/crypto/der.js';
-import { x509 } from '../../lib/crypto/x509.js';
-import { tlsCertificateErrors } from './tls-certificate.errors.js';
+import { rfc3339 } from '../core/time.js';
+import { derElementCount } from '../lib/crypto/der.js';
+import { x509 } from '../lib/crypto/x509.js';
+import { pemErrors } from './pem.errors.js';
 
 export type CertificateKeyType = 'rsa' | 'ecdsa' | 'ed25519';
 
@@ -67,57 +67,56 @@ function readChain(pem: string, field: 'certificate_pem' | 'ca_pem'): { certs: N
   const found = blocks(pem);
   const key = found.find((b) => KEY_BLOCKS.includes(b.type));
   if (key || (found.length === 0 && /PRIVATE KEY-----/.test(pem))) {
-    if (field === 'certificate_pem') throw tlsCertificateErrors.keyAsCertificate();
-    throw tlsCertificateErrors.pemBlockType({ field, type: key?.type ?? 'PRIVATE KEY', expected: 'one CERTIFICATE block' });
+    if (field === 'certificate_pem') throw pemErrors.keyAsCertificate();
+    throw pemErrors.pemBlockType({ field, type: key?.type ?? 'PRIVATE KEY', expected: 'one CERTIFICATE block' });
   }
-  if (found.length === 0) throw tlsCertificateErrors.certificatePemInvalid({ field, reason: 'has no PEM block (-----BEGIN CERTIFICATE-----)' });
+  if (found.length === 0) throw pemErrors.certificatePemInvalid({ field, reason: 'has no PEM block (-----BEGIN CERTIFICATE-----)' });
   const other = found.find((b) => b.type !== 'CERTIFICATE');
-  if (other) throw tlsCertificateErrors.pemBlockType({ field, type: other.type, expected: 'CERTIFICATE blocks only' });
-  if (found.some((b) => b.headers)) throw tlsCertificateErrors.pemHeaders({ field });
-  if (field === 'ca_pem' && found.length > 1) throw tlsCertificateErrors.caNotSingle({ count: found.length });
-  if (found.length > MAX_CHAIN)
-    throw tlsCertificateErrors.certificatePemInvalid({ field, reason: `has ${found.length} certificates; a chain has at most ${MAX_CHAIN}` });
+  if (other) throw pemErrors.pemBlockType({ field, type: other.type, expected: 'CERTIFICATE blocks only' });
+  if (found.some((b) => b.headers)) throw pemErrors.pemHeaders({ field });
+  if (field === 'ca_pem' && found.length > 1) throw pemErrors.caNotSingle({ count: found.length });
+  if (found.length > MAX_CHAIN) throw pemErrors.certificatePemInvalid({ field, reason: `has ${found.length} certificates; a chain has at most ${MAX_CHAIN}` });
   const armored = found.map((b) => armor('CERTIFICATE', b.body));
   const certs: NodeCertificate[] = [];
   for (const [i, text] of armored.entries()) {
     try {
       certs.push(new NodeCertificate(text));
     } catch {
-      throw tlsCertificateErrors.certificatePemInvalid({ field, reason: `has a certificate (number ${i + 1}) that cannot be parsed as X.509` });
+      throw pemErrors.certificatePemInvalid({ field, reason: `has a certificate (number ${i + 1}) that cannot be parsed as X.509` });
     }
   }
   // The first certificate's fields are read (the leaf's, or the CA's); the others are only checked
   // as its issuers, by OpenSSL. Bounded before @peculiar/x509 reads it (see MAX_CERTIFICATE_ELEMENTS).
   if (derElementCount(certs[0]!.raw, MAX_CERTIFICATE_ELEMENTS) > MAX_CERTIFICATE_ELEMENTS)
-    throw tlsCertificateErrors.certificatePemInvalid({
+    throw pemErrors.certificatePemInvalid({
       field,
       reason: `has a certificate (number 1) of more than ${MAX_CERTIFICATE_ELEMENTS} DER elements (names, usages, extensions and their parts); at most ${MAX_CERTIFICATE_ELEMENTS} are read, some 400 names`,
     });
   try {
     return { certs, first: new x509.X509Certificate(armored[0]!), armored };
   } catch {
-    throw tlsCertificateErrors.certificatePemInvalid({ field, reason: 'has a certificate (number 1) that cannot be parsed as X.509' });
+    throw pemErrors.certificatePemInvalid({ field, reason: 'has a certificate (number 1) that cannot be parsed as X.509' });
   }
 }
 
 function readKey(pem: string): KeyObject {
   const found = blocks(pem);
-  if (found.some((b) => b.type === 'CERTIFICATE')) throw tlsCertificateErrors.certificateAsKey();
-  if (found.some((b) => b.type === 'ENCRYPTED PRIVATE KEY') || /Proc-Type:\s*4,ENCRYPTED/.test(pem)) throw tlsCertificateErrors.privateKeyEncrypted();
-  if (found.length === 0) throw tlsCertificateErrors.privateKeyPemInvalid({ reason: 'has no PEM block (-----BEGIN PRIVATE KEY-----)' });
-  if (found.length > 1) throw tlsCertificateErrors.privateKeyPemInvalid({ reason: `has ${found.length} PEM blocks; give exactly one private key` });
+  if (found.some((b) => b.type === 'CERTIFICATE')) throw pemErrors.certificateAsKey();
+  if (found.some((b) => b.type === 'ENCRYPTED PRIVATE KEY') || /Proc-Type:\s*4,ENCRYPTED/.test(pem)) throw pemErrors.privateKeyEncrypted();
+  if (found.length === 0) throw pemErrors.privateKeyPemInvalid({ reason: 'has no PEM block (-----BEGIN PRIVATE KEY-----)' });
+  if (found.length > 1) throw pemErrors.privateKeyPemInvalid({ reason: `has ${found.length} PEM blocks; give exactly one private key` });
   const block = found[0]!;
   if (!KEY_BLOCKS.includes(block.type))
-    throw tlsCertificateErrors.pemBlockType({
+    throw pemErrors.pemBlockType({
       field: 'private_key_pem',
       type: block.type,
       expected: 'one PRIVATE KEY, RSA PRIVATE KEY or EC PRIVATE KEY block',
     });
-  if (block.headers) throw tlsCertificateErrors.pemHeaders({ field: 'private_key_pem' });
+  if (block.headers) throw pemErrors.pemHeaders({ field: 'private_key_pem' });
   try {
     return createPrivateKey({ key: armor(block.type, block.body), format: 'pem' });
   } catch {
-    throw tlsCertificateErrors.privateKeyPemInvalid({ reason: `has a ${block.type} block that cannot be read as one` });
+    throw pemErrors.privateKeyPemInvalid({ reason: `has a ${block.type} block that cannot be read as one` });
   }
 }
 
@@ -130,7 +129,7 @@ function keyTypeOf(key: KeyObject): CertificateKeyType {
     case 'ed25519':
       return 'ed25519';
     default:
-      throw tlsCertificateErrors.privateKeyType({ type: key.asymmetricKeyType ?? 'unknown' });
+      throw pemErrors.privateKeyType({ type: key.asymmetricKeyType ?? 'unknown' });
   }
 }
 
@@ -193,11 +192,11 @@ export function readCertificateUpload(certificatePem: string, privateKeyPem: str
   const keyType = keyTypeOf(key);
   for (let i = 0; i + 1 < certs.length; i++) {
     const issued = certs[i]!.checkIssued(certs[i + 1]!) && certs[i]!.verify(certs[i + 1]!.publicKey);
-    if (!issued) throw tlsCertificateErrors.chainOrder({ position: i + 1 });
+    if (!issued) throw pemErrors.chainOrder({ position: i + 1 });
   }
-  if (!certs[0]!.checkPrivateKey(key)) throw tlsCertificateErrors.keyMismatch();
+  if (!certs[0]!.checkPrivateKey(key)) throw pemErrors.keyMismatch();
   const { details, dnsNames } = detailsOf(leaf);
-  if (leaf.notAfter.getTime() <= now.getTime()) throw tlsCertificateErrors.certificateExpired({ notAfter: details.not_after });
+  if (leaf.notAfter.getTime() <= now.getTime()) throw pemErrors.certificateExpired({ notAfter: details.not_after });
   return {
     certificatePem: armored.join(''),
     details,
@@ -218,12 +217,12 @@ export function readCaUpload(caPem: string, now: Date): { caPem: string; details
   const { first: ca, armored } = readChain(caPem, 'ca_pem');
   const constraints = ca.getExtension(x509.BasicConstraintsExtension);
   if (!constraints?.ca)
-    throw tlsCertificateErrors.caNotCa({ reason: constraints ? 'its basic constraints say CA:FALSE' : 'it has no basic constraints extension (CA:TRUE)' });
+    throw pemErrors.caNotCa({ reason: constraints ? 'its basic constraints say CA:FALSE' : 'it has no basic constraints extension (CA:TRUE)' });
   const usages = ca.getExtension(x509.KeyUsagesExtension);
   if (usages && (usages.usages & x509.KeyUsageFlags.keyCertSign) === 0)
-    throw tlsCertificateErrors.caNotCa({ reason: 'its key usage does not allow signing certificates (keyCertSign)' });
+    throw pemErrors.caNotCa({ reason: 'its key usage does not allow signing certificates (keyCertSign)' });
   const { details } = detailsOf(ca);
-  if (ca.notAfter.getTime() <= now.getTime()) throw tlsCertificateErrors.certificateExpired({ notAfter: details.not_after });
+  if (ca.notAfter.getTime() <= now.getTime()) throw pemErrors.certificateExpired({ notAfter: details.not_after });
   const { subject_common_name, not_before, not_after, key_usages, extended_key_usages } = details;
   return { caPem: armored[0]!, details: { subject_common_name, not_before, not_after, key_usages, extended_key_usages } };
 }
