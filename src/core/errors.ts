@@ -266,7 +266,7 @@ export const coreCatalogue = {
     (a) => `region '${a.value}' is not supported; the regions are ${commaList(a.regions)}.`,
   ),
 
-  // Modules of any resource (src/crud/resource.ts)
+  // Modules of any resource (src/crud/module-operations.ts)
   moduleNotSet: entry<{ module: string; owner: string }>(
     7200,
     404,

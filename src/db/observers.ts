@@ -1,5 +1,5 @@
 // What runs inside every mutation's transaction besides the change itself: the observers of a
-// committed change. The service (crud/resource.ts) hands each mutation to the list it was built
+// committed change. The service (crud/mutation.ts) hands each mutation to the list it was built
 // with, in the mutation's transaction, so that whatever an observer writes commits or rolls back
 // with the change. Each observer lives with what it serves (the audit log in crud/audit.ts,
 // Idempotency-Key marks in db/idempotency.ts; the config revision the edges will listen to is the

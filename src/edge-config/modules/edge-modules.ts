@@ -236,7 +236,7 @@ function tlsTermination(request: TObject, { edgeOnly = false } = {}) {
     title: 'TLS termination',
     request,
     stored: TlsTermination,
-    response: TlsTermination,
+    response: Type.Object({ enabled: Type.Boolean(), terminate_at: Type.String(), min_version: Nullable(Type.String()) }),
     parse: (sent) => {
       const body = sent as { enabled?: boolean; terminate_at?: string; min_version?: string | null };
       if (edgeOnly && body.terminate_at !== undefined) throw edgeModuleErrors.terminateAtNotAllowed();

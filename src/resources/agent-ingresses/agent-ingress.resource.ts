@@ -11,7 +11,7 @@ import type { AgentIngressesTable } from '../../db/schema.js';
 import { certificateManagementToApi, followCertificateChange, NO_MANAGEMENT, policyChanges, readPolicy } from '../../certificates/certificate-management.js';
 import { checkIngressOwnsItsNames, checkNameFree, readDomain, reversedName, serviceOwner } from '../reserved-domains/domain-names.js';
 import { regionDomains } from '../../certificates/certificate-subjects.js';
-import { tlsCertificateErrors } from '../tls-certificates/tls-certificate.errors.js';
+import { certificateReference } from '../tls-certificates/tls-certificate.resource.js';
 import { agentIngressCatalogue, agentIngressErrors } from './agent-ingress.errors.js';
 import { AgentIngress, AgentIngressCreate, AgentIngressUpdate } from './agent-ingress.schema.js';
 
@@ -29,15 +29,7 @@ export function agentIngressDefinition(settings: DomainSettings, across: CrossAc
     schemas: { resource: AgentIngress, create: AgentIngressCreate, update: AgentIngressUpdate },
     immutable: ['domain'],
     // Written only by the certificate job: the certificate issued for it cannot be deleted under it.
-    references: [
-      {
-        in: 'column',
-        column: 'certificate_id',
-        kinds: ['tls_certificate'],
-        notFound: (id) => tlsCertificateErrors.tlsCertificateNotFound({ id }),
-        onDelete: 'restrict',
-      },
-    ],
+    references: [certificateReference<AgentIngressesTable>()],
 
     prepare(ctx, body) {
       const { name } = readDomain(body.domain, { wildcard: false });

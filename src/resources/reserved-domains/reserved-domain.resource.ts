@@ -24,6 +24,7 @@ import {
 } from '../../certificates/certificate-management.js';
 import { endpointConfigurationErrors } from '../endpoint-configurations/endpoint-configuration.errors.js';
 import { tlsCertificateErrors } from '../tls-certificates/tls-certificate.errors.js';
+import { certificateReference } from '../tls-certificates/tls-certificate.resource.js';
 import {
   checkNameFree,
   checkOutsideOthersIngresses,
@@ -111,13 +112,7 @@ export function reservedDomainDefinition(settings: DomainSettings, across: Cross
     immutable: ['domain', 'region'],
     inUse: (id, edges) => reservedDomainErrors.domainInUseByEdge({ id, edges }),
     references: [
-      {
-        in: 'column',
-        column: 'certificate_id',
-        kinds: ['tls_certificate'],
-        notFound: (id) => tlsCertificateErrors.tlsCertificateNotFound({ id }),
-        onDelete: 'restrict',
-      },
+      certificateReference<ReservedDomainsTable>(),
       ...ENDPOINT_CONFIGURATION_FIELDS.map(({ column }) => ({
         in: 'column' as const,
         column,

@@ -4,11 +4,23 @@
 import { newId } from '../../core/ids.js';
 import { describedColumns, describedResponse } from '../../core/schema.js';
 import { defineResource } from '../../crud/definition.js';
+import type { ColumnReference } from '../../crud/references.js';
 import type { TlsCertificatesTable } from '../../db/schema.js';
 import type { Sealer } from '../../lib/crypto/sealer.js';
 import { readCertificateUpload, type CertificateDetails } from '../../certificates/pem.js';
 import { tlsCertificateCatalogue, tlsCertificateErrors } from './tls-certificate.errors.js';
 import { TlsCertificate, TlsCertificateCreate, TlsCertificateUpdate } from './tls-certificate.schema.js';
+
+/** A row's `certificate_id`: the TLS certificate it is served with, which cannot be deleted under it. */
+export function certificateReference<Row extends { certificate_id: string | null }>(): ColumnReference<Row> {
+  return {
+    in: 'column',
+    column: 'certificate_id' as keyof Row & string,
+    kinds: ['tls_certificate'],
+    notFound: (id) => tlsCertificateErrors.tlsCertificateNotFound({ id }),
+    onDelete: 'restrict',
+  };
+}
 
 export function tlsCertificateDefinition(sealer: Sealer) {
   return defineResource({
