@@ -273,6 +273,12 @@ export interface LiveEndpointsView {
 }
 
 /** The store's tables; each resource kind adds its own (see the top of this file). */
+/** Each account's configuration revision (config-revisions.ts): one bump per change through the API. */
+export interface ConfigRevisionsTable {
+  account_id: string;
+  revision: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -286,6 +292,7 @@ export interface Database {
   acme_challenges: AcmeChallengesTable;
   idempotency_keys: IdempotencyKeysTable;
   audit_events: AuditEventsTable;
+  config_revisions: ConfigRevisionsTable;
   agent_sessions: AgentSessionsTable;
   agent_tunnels: AgentTunnelsTable;
   agent_session_commands: AgentSessionCommandsTable;

@@ -224,6 +224,16 @@ export class ScopedDb {
   }
 
   /**
+   * Tells every `Store.listen(channel)` of the database, with the account's id, when this
+   * transaction commits, and never if it rolls back (PostgreSQL's NOTIFY, on the channel named for
+   * the session's schema). SQLite has no notifications: its listeners poll.
+   */
+  async notifyAtCommit(channel: string): Promise<void> {
+    if (this.dialect !== 'postgres') return;
+    await sql`select pg_notify(${channel} || ':' || current_schema(), ${this.scope.accountId})`.execute(this.executor);
+  }
+
+  /**
    * Adds one to `column` of the account's row in a table that holds one row per account (its
    * primary key is `account_id`), making the row with 1 the first time: a counter that concurrent
    * transactions bump without losing a step.

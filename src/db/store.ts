@@ -3,7 +3,7 @@
 import { Migrator, sql, type Kysely, type Transaction } from 'kysely';
 import { errors } from '../core/errors.js';
 import { DATABASE_TIMEOUT_DEFAULTS, type Config } from '../config.js';
-import { isPostgresForeignKeyError, openPostgres, postgresOutage, postgresUniqueTarget } from './dialects/postgres.js';
+import { isPostgresForeignKeyError, listenOn, openPostgres, postgresOutage, postgresUniqueTarget, type ListenHandlers } from './dialects/postgres.js';
 import { isSqliteBusy, isSqliteForeignKeyError, openSqlite, sqliteUniqueTarget } from './dialects/sqlite.js';
 import { migrationProvider } from './migrations/index.js';
 import { explainStoreProblem, StoreStartError } from './store-problems.js';
@@ -29,6 +29,11 @@ export interface Store {
    * that every request runs (ScopedDb compiles them once). PostgreSQL keeps them prepared.
    */
   readRows<R>(sql: string, parameters: readonly unknown[]): Promise<R[]>;
+  /**
+   * Notifications sent with `ScopedDb.notifyAtCommit(channel)` by any instance, on a connection
+   * of their own: PostgreSQL only (SQLite has no such thing; its callers poll).
+   */
+  listen?(channel: string, handlers: ListenHandlers): Promise<{ close(): Promise<void> }>;
   close(): Promise<void>;
 }
 
@@ -45,7 +50,8 @@ export function openStore(database: Config['database'], options: { schema?: stri
       statementTimeoutMs: timeouts.statementMs,
       poolTimeoutMs: timeouts.poolMs,
     });
-    return { dialect: 'postgres', db, reader: db, readRows, close };
+    const listen = (channel: string, handlers: ListenHandlers) => listenOn(database.url, options.schema, channel, handlers);
+    return { dialect: 'postgres', db, reader: db, readRows, listen, close };
   }
   const { db, reader, readRows, close } = openSqlite(database.file, { busyTimeoutMs: timeouts.statementMs });
   return { dialect: 'sqlite', db, reader, readRows, close };

@@ -184,3 +184,76 @@ export function postgresOutage(error: unknown): PostgresOutage | undefined {
   if (/Connection terminated|is not queryable/.test(message)) return 'lost';
   return undefined;
 }
+
+/** What a listener is told: each notification's payload, and that a lost connection was made again. */
+export interface ListenHandlers {
+  message(payload: string): void;
+  /** The connection was lost and made again: notifications sent meanwhile are gone. */
+  resumed(): void;
+  error(error: unknown): void;
+}
+
+/**
+ * LISTEN on a connection of its own (a pooled one would be handed to queries), on `channel`
+ * named for the session's schema, so that stores sharing a database in different schemas do not
+ * hear each other. A lost connection is made again after a pause that grows to 10 s, and
+ * `resumed` is told once it listens again.
+ */
+export async function listenOn(url: string, schema: string | undefined, channel: string, handlers: ListenHandlers): Promise<{ close(): Promise<void> }> {
+  let client: pg.Client | undefined;
+  let closed = false;
+  let pauseMs = 250;
+  let retry: NodeJS.Timeout | undefined;
+
+  const connect = async (): Promise<pg.Client> => {
+    const c = new pg.Client({ connectionString: url, ...(schema ? { options: `-c search_path=${schema}` } : {}) });
+    // Without a listener an 'error' on an idle connection would crash the process.
+    c.on('error', (error) => lost(c, error));
+    c.on('end', () => lost(c, new Error('the listening connection ended')));
+    c.on('notification', (n) => {
+      if (n.payload !== undefined) handlers.message(n.payload);
+    });
+    await c.connect();
+    const [{ name }] = (await c.query<{ name: string }>('select current_schema() as name')).rows as [{ name: string }];
+    await c.query(`listen ${c.escapeIdentifier(`${channel}:${name}`)}`);
+    return c;
+  };
+
+  const lost = (c: pg.Client, error: unknown) => {
+    if (closed || c !== client) return;
+    client = undefined;
+    handlers.error(error);
+    c.end().catch(() => {});
+    schedule();
+  };
+
+  const schedule = () => {
+    retry = setTimeout(() => {
+      connect().then(
+        (c) => {
+          if (closed) return void c.end().catch(() => {});
+          client = c;
+          pauseMs = 250;
+          handlers.resumed();
+        },
+        (error: unknown) => {
+          handlers.error(error);
+          pauseMs = Math.min(pauseMs * 2, 10_000);
+          if (!closed) schedule();
+        },
+      );
+    }, pauseMs);
+    retry.unref();
+  };
+
+  client = await connect();
+  return {
+    async close() {
+      closed = true;
+      clearTimeout(retry);
+      const c = client;
+      client = undefined;
+      await c?.end().catch(() => {});
+    },
+  };
+}

@@ -21,6 +21,7 @@ import { idempotencyCredential } from './0017-idempotency-credential.js';
 import { agentIngressReversed } from './0018-agent-ingress-reversed.js';
 import { credentials } from './0019-credentials.js';
 import { liveAgents } from './0020-live-agents.js';
+import { configRevisions } from './0021-config-revisions.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -46,6 +47,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0018-agent-ingress-reversed': agentIngressReversed(dialect),
         '0019-credentials': credentials(dialect),
         '0020-live-agents': liveAgents(dialect),
+        '0021-config-revisions': configRevisions(dialect),
       };
     },
   };
