@@ -67,6 +67,23 @@ describe('CEL environments for HTTP', () => {
     }
   });
 
+  it('takes req.url as the published docs write it: a string and a URL with fields', () => {
+    for (const expression of [
+      "req.url.path.startsWith('/admin')",
+      'req.url.host == "api.example.com" && req.url.scheme == "https" && req.url.query.contains("debug=1")',
+      'req.url.startsWith("https://") || req.url.endsWith("/health") || req.url.contains("?q=")',
+      'req.url == "https://example.com/" || "https://example.com/x" != req.url',
+      'req.url.matches("^https://[a-z]+[.]example[.]com/") && req.url.size() < 2048 && size(req.url) > 8',
+      'string(req.url).startsWith("https://") && (req.url + "#top").endsWith("#top") && ("see " + req.url).size() > 4',
+    ]) {
+      valid(expression, 'http_request');
+      valid(expression, 'http_response');
+    }
+    assert.match(reason('req.url.port == 443', 'http_request'), /'req.url' has no field 'port'; its fields are scheme, host, path, query/);
+    assert.match(reason('req.url.matches("(a")', 'http_request'), /the pattern '\(a' of matches/);
+    assert.match(reason('req.url > 1', 'http_request'), /operator '>' does not apply to ngrok.URL and int/);
+  });
+
   it('the response environment adds res.*', () => {
     for (const expression of [
       'res.status_code >= 500 && req.method == "GET"',

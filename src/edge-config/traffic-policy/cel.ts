@@ -18,11 +18,25 @@
 import { Environment, type ASTNode, type ObjectSchema } from '@marcbachmann/cel-js';
 import { re2Problem } from '../../lib/regex/re2.js';
 
-/** A phase's variables (top-level names → nested fields → CEL type names), function signatures and named object types. */
+/** A method of a named type (`req.url.startsWith('https://')`): its name, argument types and result. */
+interface MethodSpec {
+  receiver: string;
+  name: string;
+  params: readonly string[];
+  returns: string;
+}
+
+/**
+ * A phase's variables (top-level names → nested fields → CEL type names), function signatures,
+ * named object types, and the methods and operators of those types.
+ */
 interface EnvironmentSpec {
   variables: Record<string, ObjectSchema>;
   functions: readonly string[];
   types?: Record<string, ObjectSchema>;
+  methods?: readonly MethodSpec[];
+  /** Operator signatures (`ngrok.URL == string`; an equality declares its inequality too). */
+  operators?: readonly string[];
 }
 
 const TIMESTAMP = 'google.protobuf.Timestamp';
@@ -61,16 +75,29 @@ const CIDR_FUNCTIONS = ['inCidrRange(string, string): bool', 'inCidrRanges(strin
 /** Names to their values, for what may repeat: headers, trailers, query parameters. */
 const MULTI_MAP = 'map<string, list<string>>';
 
-/** A cookie of `req.cookies` (several cookies may share a name, hence lists of them). */
-const HTTP_TYPES = { 'ngrok.Cookie': { name: 'string', value: 'string' } } satisfies Record<string, ObjectSchema>;
+/**
+ * A cookie of `req.cookies` (several cookies may share a name, hence lists of them), and the
+ * request's URL: the published docs use `req.url` both as a string (`req.url.startsWith(…)`,
+ * `req.url == …`) and with fields (`req.url.path.startsWith('/admin')`), so it is a type of its own
+ * with the fields, and the string methods, operators and conversions the docs' examples use.
+ */
+const HTTP_TYPES = {
+  'ngrok.Cookie': { name: 'string', value: 'string' },
+  'ngrok.URL': { scheme: 'string', host: 'string', path: 'string', query: 'string' },
+} satisfies Record<string, ObjectSchema>;
 
-// HTTP requests and responses, in the snake_case names of ngrok's current docs. Those docs also
-// give `req.url` fields (`req.url.path`, ...) while typing `req.url` a string; a CEL type checker
-// cannot give one name both, so `req.url` is the string and its parts are `req.path`,
-// `req.query` and `req.query_params`, the names the docs used before.
+const URL_METHODS: readonly MethodSpec[] = [
+  ...['startsWith', 'endsWith', 'contains', 'matches'].map((name) => ({ receiver: 'ngrok.URL', name, params: ['string'], returns: 'bool' })),
+  { receiver: 'ngrok.URL', name: 'size', params: [], returns: 'int' },
+];
+const URL_FUNCTIONS = ['string(ngrok.URL): string', 'size(ngrok.URL): int'] as const;
+const URL_OPERATORS = ['ngrok.URL == string', 'ngrok.URL + string', 'string + ngrok.URL'] as const;
+
+// HTTP requests and responses, in the snake_case names of ngrok's current docs; `req.path`,
+// `req.query` and `req.query_params`, the names the docs used before, stay as well.
 const REQUEST_FIELDS = {
   method: 'string',
-  url: 'string',
+  url: 'ngrok.URL',
   host: 'string',
   path: 'string',
   query: 'string',
@@ -110,7 +137,7 @@ function httpSpec(options: { response: boolean; aliases: boolean }): Environment
     ? { conn: { ...conn, ...POLICY_CONNECTION_ALIASES }, ...rest, req: { ...REQUEST_FIELDS, ...POLICY_REQUEST_ALIASES } }
     : { conn, ...rest, req: REQUEST_FIELDS };
   if (options.response) variables.res = options.aliases ? { ...RESPONSE_FIELDS, ...POLICY_RESPONSE_ALIASES } : RESPONSE_FIELDS;
-  return { variables, functions: CIDR_FUNCTIONS, types: HTTP_TYPES };
+  return { variables, functions: [...CIDR_FUNCTIONS, ...URL_FUNCTIONS], types: HTTP_TYPES, methods: URL_METHODS, operators: URL_OPERATORS };
 }
 
 /**
@@ -137,6 +164,15 @@ function build(spec: EnvironmentSpec): Environment {
   for (const [name, schema] of Object.entries(spec.types ?? {})) env.registerType(name, { schema });
   for (const [name, schema] of Object.entries(spec.variables)) env.registerVariable({ name, schema });
   for (const signature of spec.functions) env.registerFunction(signature, notEvaluatedHere);
+  for (const m of spec.methods ?? [])
+    env.registerFunction({
+      name: m.name,
+      receiverType: m.receiver,
+      returnType: m.returns,
+      handler: notEvaluatedHere,
+      params: m.params.map((type, i) => ({ name: `arg${i}`, type })),
+    });
+  for (const signature of spec.operators ?? []) env.registerOperator(signature, notEvaluatedHere);
   return env;
 }
 
@@ -161,10 +197,12 @@ const clip = (text: string, max = 80) => (text.length > max ? `${text.slice(0, m
 
 /** The fields of a declared variable path (`conn.geo` → city, country, ...), if it is one. */
 function fieldsAt(spec: EnvironmentSpec, path: string): string[] | undefined {
+  const types: Record<string, ObjectSchema> = spec.types ?? {};
+  const resolve = (node: string | ObjectSchema | undefined) => (typeof node === 'string' && Object.hasOwn(types, node) ? types[node] : node);
   let node: string | ObjectSchema | undefined = { ...spec.variables };
   for (const part of path.split('.')) {
     if (typeof node !== 'object' || !Object.hasOwn(node, part)) return undefined;
-    node = node[part];
+    node = resolve(node[part]);
   }
   return typeof node === 'object' ? Object.keys(node) : undefined;
 }
