@@ -10,7 +10,7 @@ import { pemCatalogue } from './certificates/pem.errors.js';
 import { coreCatalogue, type Catalogue } from './core/errors.js';
 import { hostportCatalogue } from './edge-config/hostports/hostport.errors.js';
 import { edgeModuleCatalogue } from './edge-config/modules/edge-module.errors.js';
-import { sharedValueCatalogue } from './edge-config/shared/shared-value.errors.js';
+import { sharedValueCatalogue } from './edge-config/values/shared-value.errors.js';
 import { trafficPolicyCatalogue } from './edge-config/traffic-policy/traffic-policy.errors.js';
 import { kindCatalogues } from './resources/registry.js';
 

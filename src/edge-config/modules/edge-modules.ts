@@ -5,7 +5,7 @@ import { Type, type Static, type TObject } from '@sinclair/typebox';
 import type { ApiError } from '../../core/errors.js';
 import { IdString, Nullable, Ref, StringEnum } from '../../core/schema.js';
 import { defineModule, type ModuleDefinition, type ModuleRule } from '../../crud/modules.js';
-import { BACKEND_KINDS, backendNotFound, MAX_POLICIES_PER_RESTRICTION, policyNotFound } from '../shared/named-resources.js';
+import { BACKEND_KINDS, backendNotFound, MAX_POLICIES_PER_RESTRICTION, policyNotFound } from '../values/named-resources.js';
 import { checkEndpointPolicy, checkTrafficPolicyDocument, policyIdsOf, type EndpointPolicy, type PolicyProtocol } from '../traffic-policy/traffic-policy.js';
 import { edgeModuleErrors } from './edge-module.errors.js';
 

@@ -2,7 +2,7 @@
 // that children do not lead back to their parent.
 import type { LinkItem } from '../../crud/references.js';
 import type { ScopedDb } from '../../db/scoped.js';
-import { BACKEND_KINDS, backendNotFound } from '../../edge-config/shared/named-resources.js';
+import { BACKEND_KINDS, backendNotFound } from '../../edge-config/values/named-resources.js';
 import { backendErrors } from './backend.errors.js';
 
 export const MAX_CHILDREN = 32;

@@ -1,7 +1,7 @@
 // The errors of backends: their values (backend-values.ts: addresses, labels, weights, HTTP
 // responses) and their links (backend-links.ts: cycles, deletes). A backend that is not in the
 // account and bad header maps are refused with the errors edge configuration shares
-// (src/edge-config/shared/shared-value.errors.ts).
+// (src/edge-config/values/shared-value.errors.ts).
 import { entry, shortList, throwersOf } from '../../core/errors.js';
 
 export const backendCatalogue = {

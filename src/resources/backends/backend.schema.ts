@@ -2,7 +2,7 @@
 // syntax) are checked in the resources, so that each failure gets its own clear error.
 import { Type } from '@sinclair/typebox';
 import { Body, BoundedString, DescribedCreate, DescribedFields, DescribedPatch, IdString, Patch, Ref } from '../../core/schema.js';
-import { MAX_HEADERS } from '../../edge-config/shared/headers.js';
+import { MAX_HEADERS } from '../../edge-config/values/headers.js';
 import { MAX_CHILDREN } from './backend-links.js';
 
 export const MAX_LABELS = 32;

@@ -5,7 +5,7 @@ import type { HttpResponseBackendsTable } from './backend.table.js';
 import { backendInUse } from './backend-links.js';
 import * as S from './backend.schema.js';
 import { checkResponseBody, checkStatusCode } from './backend-values.js';
-import { checkHeaders } from '../../edge-config/shared/headers.js';
+import { checkHeaders } from '../../edge-config/values/headers.js';
 import { backendCatalogue } from './backend.errors.js';
 
 export const httpResponseBackend = defineResource({

@@ -1,5 +1,5 @@
 // The errors of IP policies: deleting one that is still used. A reference to one that does not
-// exist is refused by policyNotFound (src/edge-config/shared/named-resources.ts).
+// exist is refused by policyNotFound (src/edge-config/values/named-resources.ts).
 import { entry, shortList, throwersOf } from '../../core/errors.js';
 
 export const ipPolicyCatalogue = {

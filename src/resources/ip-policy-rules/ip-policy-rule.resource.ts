@@ -7,7 +7,7 @@ import { defineResource } from '../../crud/definition.js';
 import { readOnlyMayOnlyRead } from '../../crud/authorization.js';
 import type { IpPolicyRulesTable } from './ip-policy-rule.table.js';
 import { parseCidr } from '../../lib/ip/cidr.js';
-import { policyNotFound } from '../../edge-config/shared/named-resources.js';
+import { policyNotFound } from '../../edge-config/values/named-resources.js';
 import { bumpIpRevision, restrictionsUsing } from '../ip-policies/ip-revision.js';
 import { ipPolicyRuleCatalogue, ipPolicyRuleErrors } from './ip-policy-rule.errors.js';
 import { IpPolicyRule, IpPolicyRuleCreate, IpPolicyRuleUpdate } from './ip-policy-rule.schema.js';

@@ -5,7 +5,7 @@ import { defineResource } from '../../crud/definition.js';
 import { adminWrites } from '../../crud/authorization.js';
 import { toBool } from '../../db/schema.js';
 import type { IpRestrictionsTable } from './ip-restriction.table.js';
-import { policyNotFound } from '../../edge-config/shared/named-resources.js';
+import { policyNotFound } from '../../edge-config/values/named-resources.js';
 import { bumpIpRevision } from '../ip-policies/ip-revision.js';
 import { ipRestrictionCatalogue, ipRestrictionErrors } from './ip-restriction.errors.js';
 import { IpRestriction, IpRestrictionCreate, IpRestrictionUpdate } from './ip-restriction.schema.js';

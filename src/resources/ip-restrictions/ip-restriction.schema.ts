@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { Body, DescribedCreate, DescribedFields, DescribedPatch, IdString, Patch, Ref, StringEnum } from '../../core/schema.js';
-import { MAX_POLICIES_PER_RESTRICTION } from '../../edge-config/shared/named-resources.js';
+import { MAX_POLICIES_PER_RESTRICTION } from '../../edge-config/values/named-resources.js';
 
 export const RESTRICTION_TYPES = ['dashboard', 'api', 'agent', 'endpoints'] as const;
 
