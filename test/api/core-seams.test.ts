@@ -13,7 +13,7 @@ import { Kinds } from '../../src/crud/kinds.js';
 import { createResource } from '../../src/crud/resource.js';
 import type { BotUsersTable } from '../../src/resources/bot-users/bot-user.table.js';
 import type { IpPolicyRulesTable } from '../../src/resources/ip-policy-rules/ip-policy-rule.table.js';
-import { sharedValueErrors } from '../../src/edge-config/shared/shared-value.errors.js';
+import { sharedValueErrors } from '../../src/edge-config/values/shared-value.errors.js';
 import { ipPolicyRuleDefinition } from '../../src/resources/ip-policy-rules/ip-policy-rule.resource.js';
 import { resourceDefinitions } from '../../src/resources/registry.js';
 import { describeEachStore, type Api } from '../helpers/harness.js';
