@@ -2,12 +2,15 @@
 // operation with what it acts on (crud/definition.ts); these are the common ones.
 import type { RequestContext } from '../core/context.js';
 import { errors, type ApiError } from '../core/errors.js';
-import { isWrite, type Operation, type Subject } from './definition.js';
+import { isWrite, type AnyDefinition, type Operation, type Subject } from './definition.js';
 
 /** Read_only may only read: the default authorization of every kind. */
 export function readOnlyMayOnlyRead(ctx: RequestContext, operation: Operation): void {
   if (isWrite(operation) && ctx.principal.role === 'read_only') throw errors.readOnlyOwner({ role: ctx.principal.role });
 }
+
+/** The kind's one authorization decision: its own `authorize`, or the default. */
+export const authorizerOf = (d: AnyDefinition) => d.authorize ?? readOnlyMayOnlyRead;
 
 /** The default and an admin-only variant: "Only admins may <action>." for every write. */
 export function adminWrites(action: string) {

@@ -10,7 +10,7 @@ import type { Kinds } from './kinds.js';
 type JoinPlace = Pick<JoinReference, 'table' | 'from' | 'to' | 'weighted'>;
 
 /** Reads each owner's items of a join reference: one query for a whole page of owners. */
-export async function readLinks(db: ScopedDb, link: JoinPlace, ownerIds: readonly string[]): Promise<Map<string, LinkItem[]>> {
+async function readLinks(db: ScopedDb, link: JoinPlace, ownerIds: readonly string[]): Promise<Map<string, LinkItem[]>> {
   const rows = (await db.select(link.table as OwnedTable, { [link.from]: ownerIds } as never, {
     orderBy: [link.from, 'position'] as never,
   })) as unknown as Record<string, unknown>[];
@@ -20,7 +20,7 @@ export async function readLinks(db: ScopedDb, link: JoinPlace, ownerIds: readonl
 }
 
 /** Replaces an owner's items of a join reference. */
-export async function writeLinks(db: ScopedDb, link: JoinPlace, ownerId: string, items: readonly LinkItem[]): Promise<void> {
+async function writeLinks(db: ScopedDb, link: JoinPlace, ownerId: string, items: readonly LinkItem[]): Promise<void> {
   await db.delete(link.table as OwnedTable, { [link.from]: ownerId } as never);
   const rows = items.map((item, position) => ({ [link.from]: ownerId, [link.to]: item.id, position, ...(link.weighted && { weight: item.weight }) }));
   await db.insert(link.table as OwnedTable, rows as never);

@@ -27,7 +27,6 @@ export function ownerModules(kinds: Kinds, d: AnyDefinition) {
 
   const ops = {
     names: [...named.keys()],
-    any: modules.length > 0,
 
     /** The module called `name`; a route names only modules its kind has. */
     named(name: string): ModuleDefinition {

@@ -7,7 +7,7 @@ import { errors } from '../core/errors.js';
 import { observeMutation, type MutationObserver } from '../db/observers.js';
 import type { ScopedDb } from '../db/scoped.js';
 import { ForeignKeyViolation, UniqueViolation, withTx, type Store } from '../db/store.js';
-import { readOnlyMayOnlyRead } from './authorization.js';
+import { authorizerOf } from './authorization.js';
 import type { AnyDefinition } from './definition.js';
 import type { KindRows, PathIds, Row } from './rows.js';
 
@@ -71,7 +71,7 @@ export function kindMutations(store: Store, d: AnyDefinition, observers: readonl
     ): Promise<void> {
       await mutations.commit(ctx, 'update', async (db) => {
         const current = await rows.load(db, path, true);
-        await (d.authorize ?? readOnlyMayOnlyRead)(ctx, 'update', { row: current, body }, db);
+        await authorizerOf(d)(ctx, 'update', { row: current, body }, db);
         const row = await work(db, current);
         await mutations.written(db, ctx, operation, current, row && { change: 'update', row });
         return row ?? current;

@@ -12,7 +12,7 @@ import { hasPrefix, newId } from '../core/ids.js';
 import { rfc3339 } from '../core/time.js';
 import type { MutationObserver } from '../db/observers.js';
 import { read, type Store } from '../db/store.js';
-import { readOnlyMayOnlyRead } from './authorization.js';
+import { authorizerOf } from './authorization.js';
 import {
   detachOperationId,
   moduleOperationId,
@@ -81,7 +81,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
   const { links } = rows;
   const modules = ownerModules(kinds, d);
   const mutations = kindMutations(store, d, observers, rows);
-  const authorize = d.authorize ?? readOnlyMayOnlyRead;
+  const authorize = authorizerOf(d);
   const notColumns = new Set([...links.names, ...modules.names]);
   const columnReferences = (d.references ?? []).filter((r): r is ColumnReference<Row> => r.in === 'column' && !(d.parent && r.column === d.parent.column));
   const show = (row: Row, ctx: RequestContext, path: PathIds) => rows.present<S>(row, rows.view(ctx), path);

@@ -58,7 +58,8 @@ async function pollRevisions(store: Store, changed: (change: ConfigChange) => vo
   let seen = await readRevisions(store);
   let failed = false;
   let closed = false;
-  let running: Promise<void> = Promise.resolve();
+  // One read at a time: a tick while the last read still runs (a slow or stalled store) is skipped.
+  let inFlight: Promise<void> | undefined;
   const poll = async () => {
     try {
       const now = await readRevisions(store);
@@ -76,14 +77,17 @@ async function pollRevisions(store: Store, changed: (change: ConfigChange) => vo
     }
   };
   const timer = setInterval(() => {
-    if (!closed) running = running.then(poll);
+    if (closed || inFlight) return;
+    inFlight = poll().finally(() => {
+      inFlight = undefined;
+    });
   }, options.pollMs ?? 250);
   timer.unref();
   return {
     async close() {
       closed = true;
       clearInterval(timer);
-      await running;
+      await inFlight;
     },
   };
 }
