@@ -86,4 +86,9 @@ export interface IngressDirectory {
   tls(serverName: string): TunnelTarget | undefined;
   /** The TCP tunnel bound on this address's port. */
   tcp(port: number): TunnelTarget | undefined;
+  /**
+   * A labeled tunnel of the account whose labels include every one of `labels` with the same
+   * value (a tunnel group backend's), taking turns among them; undefined when none is online here.
+   */
+  labeled(accountId: string, labels: Readonly<Record<string, string>>): TunnelTarget | undefined;
 }

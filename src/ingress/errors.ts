@@ -22,13 +22,51 @@ export const INGRESS_ERRORS = {
   },
 } as const satisfies Record<string, IngressError>;
 
-const REASONS: Record<number, string> = { 404: 'Not Found', 502: 'Bad Gateway' };
+/**
+ * The answers of edges (docs/ingress.md): edgeplane's own codes, where ngrok's documentation has
+ * none to reuse. `detail` is what the message names: the path, the module, the backend.
+ */
+export const EDGE_ERRORS = {
+  badPath: { code: 'ERR_EP_INGRESS_710', status: 400, message: (url: string) => `The request target is not a path ${url} can route.` },
+  noRoute: { code: 'ERR_EP_INGRESS_701', status: 404, message: (url: string) => `No route of the edge serving ${url} matches the path.` },
+  ipRefused: { code: 'ERR_EP_INGRESS_702', status: 403, message: (url: string) => `Your IP address may not reach ${url}.` },
+  userAgentRefused: { code: 'ERR_EP_INGRESS_703', status: 403, message: (url: string) => `Your user agent may not reach ${url}.` },
+  circuitOpen: {
+    code: 'ERR_EP_INGRESS_704',
+    status: 503,
+    message: (url: string) => `The upstream of ${url} is failing; requests are refused for a while (circuit breaker).`,
+  },
+  notEnforced: {
+    code: 'ERR_EP_INGRESS_705',
+    status: 501,
+    message: (url: string) => `The route serving ${url} has a module this server cannot enforce yet; no request is passed around it.`,
+  },
+  unreachable: { code: 'ERR_EP_INGRESS_706', status: 502, message: (url: string) => `The upstream of ${url} could not be reached.` },
+  timedOut: { code: 'ERR_EP_INGRESS_707', status: 504, message: (url: string) => `The upstream of ${url} did not answer in time.` },
+  noBackend: { code: 'ERR_EP_INGRESS_708', status: 502, message: (url: string) => `The route serving ${url} has no backend.` },
+  policyFailed: {
+    code: 'ERR_EP_INGRESS_709',
+    status: 500,
+    message: (url: string) => `The traffic policy of ${url} could not be evaluated for this request.`,
+  },
+} as const satisfies Record<string, IngressError>;
+
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  403: 'Forbidden',
+  404: 'Not Found',
+  500: 'Internal Server Error',
+  501: 'Not Implemented',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+};
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The body and content type of an error answer: HTML when the client takes it (a browser), else text. */
-export function errorBody(error: IngressError, url: string, accept: string | undefined): { body: string; contentType: string } {
-  const message = error.message(url);
+export function errorBody(error: IngressError, url: string, accept: string | undefined, detail?: string): { body: string; contentType: string } {
+  const message = detail ? `${error.message(url)} ${detail}` : error.message(url);
   if (accept !== undefined && /\btext\/html\b/i.test(accept)) {
     const body =
       `<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>${escapeHtml(error.code)}</title></head>` +
@@ -39,12 +77,12 @@ export function errorBody(error: IngressError, url: string, accept: string | und
 }
 
 /** Answers a request with the error, unless the response has begun (then it is cut off). */
-export function sendError(req: http.IncomingMessage, res: http.ServerResponse, error: IngressError, url: string): void {
+export function sendError(req: http.IncomingMessage, res: http.ServerResponse, error: IngressError, url: string, detail?: string): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  const { body, contentType } = errorBody(error, url, req.headers.accept);
+  const { body, contentType } = errorBody(error, url, req.headers.accept, detail);
   res.writeHead(error.status, {
     'Content-Type': contentType,
     'Content-Length': Buffer.byteLength(body),
@@ -55,8 +93,8 @@ export function sendError(req: http.IncomingMessage, res: http.ServerResponse, e
 }
 
 /** The same answer as raw bytes, for a connection no longer read by node:http (an upgrade), which then closes. */
-export function rawErrorResponse(error: IngressError, url: string, accept: string | undefined): string {
-  const { body, contentType } = errorBody(error, url, accept);
+export function rawErrorResponse(error: IngressError, url: string, accept: string | undefined, detail?: string): string {
+  const { body, contentType } = errorBody(error, url, accept, detail);
   return (
     `HTTP/1.1 ${error.status} ${REASONS[error.status] ?? 'Error'}\r\n` +
     `Content-Type: ${contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nngrok-error-code: ${error.code}\r\n` +

@@ -10,6 +10,9 @@ import type net from 'node:net';
 import { pipeline, type Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { IngressDirectory, TunnelTarget } from '../core/live-agents.js';
+import { CircuitBreakers } from '../edges/circuit-breaker.js';
+import type { EdgeDirectory } from '../edges/edge-directory.js';
+import { createEdgeHttp, type EdgeHttpTuning } from './edge-http.js';
 import { INGRESS_ERRORS, rawErrorResponse, sendError, type IngressError } from './errors.js';
 
 export type Scheme = 'http' | 'https';
@@ -20,6 +23,11 @@ export interface HttpProxyOptions {
   log: Logger;
   /** Tunnels one client connection keeps a stream to at once (default 8); past it the oldest is closed. */
   maxTunnelsPerConnection?: number;
+  /** The edges whose hostports are served (HTTPS edges take their hosts' requests over HTTPS). */
+  edges?: EdgeDirectory;
+  edgeTuning?: EdgeHttpTuning;
+  /** More CAs to trust for static address backends with TLS. */
+  backendCa?: string;
 }
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1), never forwarded; `Proxy-*` are dropped as well. */
@@ -83,7 +91,7 @@ export function forwardedHeaders(req: http.IncomingMessage, scheme: Scheme, clie
 }
 
 /** The response's headers for the client: hop-by-hop ones dropped, the rest as the upstream sent them. */
-function returnedHeaders(res: http.IncomingMessage): string[] {
+export function returnedHeaders(res: http.IncomingMessage): string[] {
   const listed = connectionTokens(res);
   const out: string[] = [];
   const raw = res.rawHeaders;
@@ -96,21 +104,21 @@ function returnedHeaders(res: http.IncomingMessage): string[] {
 }
 
 /** Which error a failure of the agent's side is: its stream broke, or what came back is no HTTP response. */
-function classify(err: NodeJS.ErrnoException): IngressError {
+export function classify(err: NodeJS.ErrnoException): IngressError {
   if (err instanceof AgentConnectError) return INGRESS_ERRORS.agentFailed;
   if (err.code?.startsWith('HPE_') || err.message === 'socket hang up') return INGRESS_ERRORS.invalidResponse;
   return INGRESS_ERRORS.agentFailed;
 }
 
 /** TunnelTarget.connect threw: the session is gone. */
-class AgentConnectError extends Error {}
+export class AgentConnectError extends Error {}
 
 /**
  * node:http's client and Agent call socket methods a plain Duplex lacks; as no-ops they lose
  * nothing: the stream has no Nagle, no TCP keepalive and no event-loop handle, and idle streams
  * live no longer than their client connection.
  */
-function asSocket(stream: Duplex): net.Socket {
+export function asSocket(stream: Duplex): net.Socket {
   const s = stream as Duplex & Partial<Record<'setKeepAlive' | 'setNoDelay' | 'setTimeout' | 'ref' | 'unref', (...args: unknown[]) => unknown>>;
   for (const method of ['setKeepAlive', 'setNoDelay', 'setTimeout', 'ref', 'unref'] as const) {
     if (typeof s[method] !== 'function') s[method] = () => stream;
@@ -180,10 +188,31 @@ export function createHttpProxy(options: HttpProxyOptions): HttpProxy {
   }
 
   const urlOf = (host: string) => `${scheme}://${host}`;
+  const edges = options.edges;
+  const edgeHttp =
+    edges &&
+    createEdgeHttp({
+      edges,
+      directory,
+      log,
+      breakers: new CircuitBreakers(),
+      streamsFor,
+      ...(options.edgeTuning && { tuning: options.edgeTuning }),
+      ...(options.backendCa && { backendCa: options.backendCa }),
+    });
 
   return {
     onRequest(req, res) {
       const host = hostOf(req.headers.host);
+      const edge = host === '' ? undefined : edges?.httpsEdge(host);
+      if (edge) {
+        // An HTTPS edge serves its hosts over HTTPS only: plain HTTP is sent there.
+        if (scheme === 'http') {
+          res.writeHead(308, { Location: `https://${host}${req.url?.startsWith('/') ? req.url : '/'}`, 'Content-Length': 0 });
+          return void res.end();
+        }
+        return edgeHttp!.handle(req, res, edge);
+      }
       const target = host === '' ? undefined : directory.http(host, scheme);
       if (!target) {
         sendError(req, res, INGRESS_ERRORS.endpointOffline, urlOf(host));
@@ -229,6 +258,8 @@ export function createHttpProxy(options: HttpProxyOptions): HttpProxy {
 
     onUpgrade(req, socket, head) {
       const host = hostOf(req.headers.host);
+      const edge = host === '' || scheme === 'http' ? undefined : edges?.httpsEdge(host);
+      if (edge) return edgeHttp!.upgrade(req, socket, head, edge);
       const fail = (error: IngressError) => {
         socket.on('error', () => {});
         socket.end(rawErrorResponse(error, urlOf(host), req.headers.accept));

@@ -3,7 +3,17 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { IngressDirectory } from '../core/live-agents.js';
+import type { EdgeDirectory } from '../edges/edge-directory.js';
+import type { EdgeHttpTuning } from './edge-http.js';
 import { createHttpProxy, type Scheme } from './http-proxy.js';
+
+/** The edges public ingress serves, and how it reaches their backends. */
+export interface IngressEdges {
+  directory: EdgeDirectory;
+  tuning?: EdgeHttpTuning;
+  /** More CAs to trust for static address backends with TLS. */
+  backendCa?: string;
+}
 
 export interface IngressTuning {
   /** Milliseconds a client has to send its ClientHello, and to finish the TLS handshake (default 10 s). */
@@ -49,9 +59,25 @@ export function serverOptions(tuning: Required<IngressTuning>): http.ServerOptio
 /** Wires the proxy into a node:http (or https) server: requests, upgrades, timeouts and bounds. */
 export function serveProxy(
   server: http.Server,
-  options: { directory: IngressDirectory; scheme: Scheme; log: Logger; tuning: Required<IngressTuning>; track: (socket: Duplex) => void },
+  options: {
+    directory: IngressDirectory;
+    edges?: IngressEdges | undefined;
+    scheme: Scheme;
+    log: Logger;
+    tuning: Required<IngressTuning>;
+    track: (socket: Duplex) => void;
+  },
 ): void {
-  const proxy = createHttpProxy({ ...options, maxTunnelsPerConnection: options.tuning.maxTunnelsPerConnection });
+  const { edges } = options;
+  const proxy = createHttpProxy({
+    directory: options.directory,
+    scheme: options.scheme,
+    log: options.log,
+    maxTunnelsPerConnection: options.tuning.maxTunnelsPerConnection,
+    ...(edges && { edges: edges.directory }),
+    ...(edges?.tuning && { edgeTuning: edges.tuning }),
+    ...(edges?.backendCa && { backendCa: edges.backendCa }),
+  });
   server.timeout = options.tuning.idleTimeoutMs;
   server.maxConnections = options.tuning.maxConnections;
   server.on('request', proxy.onRequest);
@@ -65,6 +91,7 @@ export function serveProxy(
 /** The plain HTTP listener (not yet listening). */
 export function createHttpListener(options: {
   directory: IngressDirectory;
+  edges?: IngressEdges | undefined;
   log: Logger;
   tuning: Required<IngressTuning>;
   track: (socket: Duplex) => void;

@@ -11,10 +11,11 @@ import { ClientHelloReader } from '../lib/tls/client-hello.js';
 import type { IngressDirectory, TunnelTarget } from '../core/live-agents.js';
 import type { IngressCertificates } from './certificates.js';
 import { clientAddress } from './http-proxy.js';
-import { serveProxy, serverOptions, type IngressTuning } from './http.js';
+import { serveProxy, serverOptions, type IngressEdges, type IngressTuning } from './http.js';
 
 export interface HttpsListenerOptions {
   directory: IngressDirectory;
+  edges?: IngressEdges | undefined;
   certificates: IngressCertificates;
   log: Logger;
   tuning: Required<IngressTuning>;
@@ -24,7 +25,7 @@ export interface HttpsListenerOptions {
 
 /** The HTTPS/TLS listener (not yet listening). */
 export function createHttpsListener(options: HttpsListenerOptions): https.Server {
-  const { directory, certificates, log, tuning, track } = options;
+  const { directory, edges, certificates, log, tuning, track } = options;
   const server = https.createServer({
     ...serverOptions(tuning),
     ...certificates.defaultCertificate,
@@ -37,7 +38,7 @@ export function createHttpsListener(options: HttpsListenerOptions): https.Server
     handshakeTimeout: tuning.helloTimeoutMs,
     ALPNProtocols: ['http/1.1'],
   });
-  serveProxy(server, { directory, scheme: 'https', log, tuning, track });
+  serveProxy(server, { directory, edges, scheme: 'https', log, tuning, track });
   server.on('tlsClientError', (err) => log.debug({ err: err.message }, 'ingress: TLS handshake failed'));
 
   // The TLS server's own connection handler wraps the socket in TLS at once; it runs only once the

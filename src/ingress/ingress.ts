@@ -6,10 +6,10 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { IngressDirectory } from '../core/live-agents.js';
 import type { IngressCertificates } from './certificates.js';
-import { createHttpListener, INGRESS_DEFAULTS, type IngressTuning } from './http.js';
+import { createHttpListener, INGRESS_DEFAULTS, type IngressEdges, type IngressTuning } from './http.js';
 import { createHttpsListener } from './https.js';
 
-export { INGRESS_DEFAULTS, type IngressTuning } from './http.js';
+export { INGRESS_DEFAULTS, type IngressEdges, type IngressTuning } from './http.js';
 
 export interface IngressOptions {
   /** The HTTPS and TLS listener; off when undefined. */
@@ -17,6 +17,8 @@ export interface IngressOptions {
   /** The plain HTTP listener; off when undefined. */
   http?: { host: string; port: number };
   directory: IngressDirectory;
+  /** The edges configured through the API; without them only agents' endpoints are served. */
+  edges?: IngressEdges;
   certificates: IngressCertificates;
   log: Logger;
   tuning?: IngressTuning;
@@ -41,7 +43,7 @@ function listen(server: http.Server, at: { host: string; port: number }): Promis
 
 export async function startIngress(options: IngressOptions): Promise<Ingress> {
   const tuning = { ...INGRESS_DEFAULTS, ...options.tuning };
-  const { directory, certificates, log } = options;
+  const { directory, edges, certificates, log } = options;
   const open = new Set<Duplex>();
   const track = (socket: Duplex) => {
     open.add(socket);
@@ -63,13 +65,13 @@ export async function startIngress(options: IngressOptions): Promise<Ingress> {
   const result: Ingress = { close };
   try {
     if (options.https) {
-      const server = createHttpsListener({ directory, certificates, log: log.child({ listener: 'https' }), tuning, track });
+      const server = createHttpsListener({ directory, edges, certificates, log: log.child({ listener: 'https' }), tuning, track });
       servers.push(server);
       server.on('error', (err) => log.error({ err }, 'ingress: HTTPS listener error'));
       result.httpsAddress = await listen(server, options.https);
     }
     if (options.http) {
-      const server = createHttpListener({ directory, log: log.child({ listener: 'http' }), tuning, track });
+      const server = createHttpListener({ directory, edges, log: log.child({ listener: 'http' }), tuning, track });
       servers.push(server);
       server.on('error', (err) => log.error({ err }, 'ingress: HTTP listener error'));
       result.httpAddress = await listen(server, options.http);

@@ -9,6 +9,8 @@ import type { Logger } from 'pino';
 import type { DomainSettings } from '../config.js';
 import type { Store } from '../db/store.js';
 import { createIngressCertificates, type IngressCertificatesOptions } from '../ingress/certificates.js';
+import { EdgeDirectory } from '../edges/edge-directory.js';
+import type { EdgeHttpTuning } from '../ingress/edge-http.js';
 import { startIngress, type IngressTuning } from '../ingress/ingress.js';
 import type { Sealer } from '../lib/crypto/sealer.js';
 import { startAgentListener, type AgentListenerTuning } from './agent-listener.js';
@@ -35,6 +37,11 @@ export interface DataPlaneOptions {
     tcpHost?: string;
     certificates: Pick<IngressCertificatesOptions, 'dataDir' | 'defaultCertificate' | 'ttlMs'>;
     tuning?: IngressTuning;
+    edgeTuning?: EdgeHttpTuning;
+    /** More CAs to trust for static address backends with TLS. */
+    backendCa?: string;
+    /** How often SQLite's configuration revisions are read (default 250 ms). */
+    configPollMs?: number;
   };
   sealer: Sealer;
   /** Sends the API's commands to this process's sessions (the queued ones of other instances too). */
@@ -46,6 +53,8 @@ export interface DataPlaneOptions {
 
 export interface DataPlane {
   agentAddress: AddressInfo;
+  /** The edges configured through the API, as this process serves them. */
+  edges: EdgeDirectory;
   httpsAddress?: AddressInfo;
   httpAddress?: AddressInfo;
   close(): Promise<void>;
@@ -60,12 +69,23 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
     log: log.child({ component: 'live-records' }),
     ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }),
   });
+  const edges = new EdgeDirectory({
+    store: options.store,
+    log: log.child({ component: 'edges' }),
+    ...(ingress.configPollMs !== undefined && { pollMs: ingress.configPollMs }),
+  });
+  await edges.start();
   const listeners =
     ingress.https || ingress.http
       ? await startIngress({
           ...(ingress.https && { https: ingress.https }),
           ...(ingress.http && { http: ingress.http }),
           directory: registry,
+          edges: {
+            directory: edges,
+            ...(ingress.edgeTuning && { tuning: ingress.edgeTuning }),
+            ...(ingress.backendCa && { backendCa: ingress.backendCa }),
+          },
           certificates: createIngressCertificates({ ...ingress.certificates, store: options.store, sealer: options.sealer, domains: options.domains, log }),
           log: log.child({ component: 'ingress' }),
           ...(ingress.tuning && { tuning: ingress.tuning }),
@@ -114,6 +134,7 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
     });
   } catch (err) {
     await listeners?.close();
+    await edges.close();
     throw err;
   }
   registry.observe(() => records.changed());
@@ -121,10 +142,11 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
   claims.start();
   return {
     agentAddress: agents.address,
+    edges,
     ...(listeners?.httpsAddress && { httpsAddress: listeners.httpsAddress }),
     ...(listeners?.httpAddress && { httpAddress: listeners.httpAddress }),
     async close() {
-      await Promise.all([agents.close(), listeners?.close()]);
+      await Promise.all([agents.close(), listeners?.close(), edges.close()]);
       await claims.stop();
       await records.close();
     },

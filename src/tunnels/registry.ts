@@ -86,6 +86,9 @@ export class AgentSessionRegistry implements IngressDirectory, LiveState {
   private readonly held = new Map<string, HeldTunnel>();
   /** Route key → the tunnels on it, in bind order, and whose turn is next. */
   private readonly routes = new Map<string, { tunnels: HeldTunnel[]; next: number }>();
+  /** Labeled tunnels by account, in bind order, and whose turn is next per label set asked for. */
+  private readonly labeledOf = new Map<string, Set<HeldTunnel>>();
+  private readonly labeledTurns = new Map<string, number>();
   private onChange: () => void;
   private readonly region: string;
   /** Ended sessions by id: their credential and when they ended, oldest first (Map order). */
@@ -186,6 +189,11 @@ export class AgentSessionRegistry implements IngressDirectory, LiveState {
       on.tunnels.push(tunnel);
       this.routes.set(tunnel.route, on);
     }
+    if (tunnel.live.labels) {
+      const of = this.labeledOf.get(tunnel.live.accountId) ?? new Set();
+      of.add(tunnel);
+      this.labeledOf.set(tunnel.live.accountId, of);
+    }
     this.onChange();
     return true;
   }
@@ -203,6 +211,8 @@ export class AgentSessionRegistry implements IngressDirectory, LiveState {
         if (on.tunnels.length === 0) this.routes.delete(tunnel.route);
       }
     }
+    const labeled = this.labeledOf.get(tunnel.live.accountId);
+    if (labeled?.delete(tunnel) && labeled.size === 0) this.labeledOf.delete(tunnel.live.accountId);
     tunnel.release?.();
     this.onChange();
     return true;
@@ -256,6 +266,22 @@ export class AgentSessionRegistry implements IngressDirectory, LiveState {
 
   tcp(port: number): TunnelTarget | undefined {
     return this.pick(routeKey('tcp', port));
+  }
+
+  labeled(accountId: string, labels: Readonly<Record<string, string>>): TunnelTarget | undefined {
+    const wanted = Object.entries(labels);
+    const matching: HeldTunnel[] = [];
+    for (const tunnel of this.labeledOf.get(accountId) ?? []) {
+      const has = tunnel.live.labels!;
+      if (wanted.every(([name, value]) => has[name] === value)) matching.push(tunnel);
+    }
+    if (matching.length === 0) return undefined;
+    const key = `${accountId}\n${JSON.stringify(wanted.sort(([a], [b]) => (a < b ? -1 : 1)))}`;
+    const turn = this.labeledTurns.get(key) ?? 0;
+    // Bounded: a turn counter per distinct label set asked for, forgotten in bulk past 10 000.
+    if (this.labeledTurns.size >= 10_000) this.labeledTurns.clear();
+    this.labeledTurns.set(key, (turn + 1) % matching.length);
+    return matching[turn % matching.length]!.target;
   }
 
   // ---- LiveState ----

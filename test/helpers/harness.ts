@@ -1,5 +1,6 @@
 // The test harness: a real server on a real socket over a real store (SQLite always,
 // PostgreSQL too when EDGEPLANE_TEST_DATABASE_URL is set), and a fresh account per test.
+import type { EdgeDirectory } from '../../src/edges/edge-directory.js';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -217,6 +218,8 @@ export interface HarnessAgents {
   httpPort: number;
   caPem: string;
   registry: AgentSessionRegistry;
+  /** The edges this instance serves, as it last read them. */
+  edges: EdgeDirectory;
 }
 
 export interface Harness {
@@ -296,6 +299,7 @@ async function serveApp(store: Store, database: Config['database'], options: Har
         httpPort: listener.httpAddress!.port,
         caPem: fs.readFileSync(tls.caFile, 'utf8'),
         registry,
+        edges: listener.edges,
       },
     };
   }

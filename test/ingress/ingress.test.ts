@@ -153,6 +153,7 @@ describe('public ingress', () => {
     http: (host) => httpTargets.get(host),
     tls: (name) => tlsTargets.get(name),
     tcp: () => undefined,
+    labeled: () => undefined,
   };
   let dir: string;
   let ca: string;

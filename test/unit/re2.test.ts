@@ -48,9 +48,12 @@ describe('re2Problem', () => {
     assert.match(re2Problem('a{5}(b{300}){4}')!, /\{300\} inside \{4\}/);
   });
 
-  it('counts nested groups deeper than the call stack without failing', () => {
+  it('counts nested groups deeper than the call stack without failing, and refuses what RE2 would not compile', () => {
     const deep = `${'('.repeat(20_000)}a${'){1}'.repeat(20_000)}`;
-    assert.equal(re2Problem(deep), undefined);
+    assert.match(re2Problem(deep)!, /^is not a valid RE2 regular expression: .*nest/i);
+    assert.equal(re2Problem(`${'('.repeat(900)}a${')'.repeat(900)}`), undefined);
+    // JavaScript compiles these; RE2 does not.
+    for (const pattern of ['\\cA', '\\u0041']) assert.match(re2Problem(pattern)!, /RE2/, pattern);
   });
 });
 

@@ -1,7 +1,9 @@
-// Regular expressions that the edge runs with RE2 (Go's syntax), checked here with JavaScript's
-// engine, since no maintained RE2 binding builds on every Node version we support without a
-// native toolchain. What both engines accept alike compiles; RE2's own spellings are rewritten
-// first and what only JavaScript has is refused. Pure: the caller words the error.
+// Regular expressions that the edge runs with RE2 (Go's syntax; re2-runtime.ts), checked before
+// they are stored: the edge's own engine decides, so that what is stored is what the edge runs.
+// When it refuses a pattern, JavaScript's engine words why where it can (it says more than RE2
+// of what is wrong): RE2's own spellings are rewritten first and what only JavaScript has is
+// named. Pure: the caller words the error.
+import { compileRe2 } from './re2-runtime.js';
 
 /** What JavaScript compiles and RE2 does not: lookaround and backreferences. */
 function unsupported(source: string): string | undefined {
@@ -19,6 +21,14 @@ function unsupported(source: string): string | undefined {
 
 /** Why RE2 would not compile `source` (as far as JavaScript can tell), or undefined. */
 export function re2Problem(source: string): string | undefined {
+  let refused: string | undefined;
+  try {
+    compileRe2(source);
+    return undefined;
+  } catch (error) {
+    refused = String((error as Error).message).replace(/^invalid regular expression \(RE2\) `.*`: /s, '');
+  }
+  // RE2 refuses it: JavaScript's engine (or the repeat count) says why in plainer words, when it can.
   const only = unsupported(source);
   if (only) return `uses ${only}; the edge's regular expressions (RE2) have none`;
   try {
@@ -27,7 +37,7 @@ export function re2Problem(source: string): string | undefined {
   } catch (error) {
     return `is not a valid regular expression: ${String((error as Error).message).replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, '')}`;
   }
-  return repeatProblem(source);
+  return repeatProblem(source) ?? `is not a valid RE2 regular expression: ${refused}`;
 }
 
 /** RE2's (and Go's) largest count in {n}, {n,} and {n,m}, alone and multiplied through nested counts. */

@@ -1,0 +1,363 @@
+// Requests to an HTTPS edge: the route their path takes, the route's modules in their documented
+// order (docs/ingress.md), and the backend the request goes to — an agent's labeled tunnel, a
+// static address, or an answer of the backend's own — with the answer's modules on the way back.
+//
+// Order on the way in: identity modules not yet enforced (refuse), ip_restriction,
+// user_agent_filter, circuit_breaker, traffic policy (on_http_request), request_headers, backend.
+// On the way out: traffic policy (on_http_response), response_headers, compression.
+import http from 'node:http';
+import net from 'node:net';
+import { pipeline, type Duplex } from 'node:stream';
+import tls from 'node:tls';
+import zlib from 'node:zlib';
+import type { Logger } from 'pino';
+import type { IngressDirectory, TunnelTarget } from '../core/live-agents.js';
+import { ipAllowed, userAgentAllowed } from '../edges/access.js';
+import { candidates, type Candidate } from '../edges/backends.js';
+import type { CircuitBreaker, CircuitBreakers } from '../edges/circuit-breaker.js';
+import type { AccountEdges, HeadersModule, HttpsEdge, HttpsRoute } from '../edges/edge-config.js';
+import type { EdgeDirectory } from '../edges/edge-directory.js';
+import { matchRoute, normalizeTarget } from '../edges/routes.js';
+import { EDGE_ERRORS, INGRESS_ERRORS, rawErrorResponse, sendError, type IngressError } from './errors.js';
+import { asSocket, classify, clientAddress, forwardedHeaders, returnedHeaders } from './http-proxy.js';
+
+export interface EdgeHttpTuning {
+  /** Milliseconds to connect to a static address (default 10 s); past it the next backend is tried, or 504. */
+  connectTimeoutMs?: number;
+  /** Milliseconds from the request's end to the upstream's response head (default 60 s); past it 504. */
+  responseTimeoutMs?: number;
+}
+
+export const EDGE_HTTP_DEFAULTS: Required<EdgeHttpTuning> = { connectTimeoutMs: 10_000, responseTimeoutMs: 60_000 };
+
+export interface EdgeHttpOptions {
+  edges: EdgeDirectory;
+  directory: IngressDirectory;
+  log: Logger;
+  breakers: CircuitBreakers;
+  /** The keep-alive agent of one client connection to one tunnel (http-proxy.ts). */
+  streamsFor(socket: net.Socket, target: TunnelTarget, clientAddr: string): http.Agent;
+  tuning?: EdgeHttpTuning;
+  /** More CAs to trust for static address backends with TLS (default: Node's). */
+  backendCa?: string;
+}
+
+/** A request the route's checks let through: what it carries to its backend. */
+interface Admitted {
+  edge: HttpsEdge;
+  route: HttpsRoute;
+  account: AccountEdges;
+  url: string;
+  client: { ip: string; addr: string };
+  /** What goes to the upstream: the request target and the headers, as name/value pairs. */
+  target: string;
+  headers: [string, string][];
+  breaker?: CircuitBreaker;
+  compress: boolean;
+  /** The backends to try, in order. */
+  candidates: Candidate[];
+}
+
+/** A request refused before any upstream: the answer to give. */
+interface Refusal {
+  refused: IngressError;
+  detail?: string;
+}
+
+/** An admitted request with its client's request and response. */
+interface Exchange extends Admitted {
+  req: http.IncomingMessage;
+  res: http.ServerResponse;
+}
+
+const pairs = (flat: string[]): [string, string][] => {
+  const out: [string, string][] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i]!, flat[i + 1]!]);
+  return out;
+};
+
+/** A headers module applied to name/value pairs: removed first, then added (replacing any of the same name). */
+function applyHeaders(headers: [string, string][], module: HeadersModule | undefined): [string, string][] {
+  if (!module?.enabled) return headers;
+  const drop = new Set([...module.remove, ...Object.keys(module.add)].map((n) => n.toLowerCase()));
+  const kept = drop.size === 0 ? headers : headers.filter(([name]) => !drop.has(name.toLowerCase()));
+  for (const [name, value] of Object.entries(module.add)) kept.push([name, value]);
+  return kept;
+}
+
+/** Content types worth compressing. */
+const COMPRESSIBLE = /^(text\/|application\/(json|javascript|xml|[\w.+-]+\+(json|xml))|image\/svg\+xml)/i;
+
+/** The encoding to compress an answer with, when the client takes one and the answer should be; else undefined. */
+function encodingFor(req: http.IncomingMessage, status: number, headers: [string, string][]): 'br' | 'gzip' | 'deflate' | undefined {
+  if (req.method === 'HEAD' || status < 200 || status === 204 || status === 304) return undefined;
+  const get = (name: string) => headers.find(([n]) => n.toLowerCase() === name)?.[1];
+  if (get('content-encoding') !== undefined || !COMPRESSIBLE.test(get('content-type') ?? '')) return undefined;
+  const accepted = new Map(
+    String(req.headers['accept-encoding'] ?? '')
+      .split(',')
+      .map((part) => {
+        const [name, ...params] = part.trim().toLowerCase().split(';');
+        const q = params.map((p) => /^\s*q=([\d.]+)/.exec(p)?.[1]).find(Boolean);
+        return [name!, q === undefined ? 1 : Number(q)] as const;
+      }),
+  );
+  for (const encoding of ['br', 'gzip', 'deflate'] as const) if ((accepted.get(encoding) ?? 0) > 0) return encoding;
+  return undefined;
+}
+
+function compressor(encoding: 'br' | 'gzip' | 'deflate'): zlib.BrotliCompress | zlib.Gzip | zlib.Deflate {
+  if (encoding === 'br') return zlib.createBrotliCompress({ params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } });
+  return encoding === 'gzip' ? zlib.createGzip({ level: 6 }) : zlib.createDeflate({ level: 6 });
+}
+
+export interface EdgeHttp {
+  handle(req: http.IncomingMessage, res: http.ServerResponse, edge: HttpsEdge): void;
+  upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer, edge: HttpsEdge): void;
+}
+
+export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
+  const { edges, directory, log, breakers } = options;
+  const tuning = { ...EDGE_HTTP_DEFAULTS, ...options.tuning };
+
+  /** A refusal, logged with the edge and route that refused. */
+  function refusal(at: { edge: HttpsEdge; route?: HttpsRoute; client: { ip: string } }, error: IngressError, why: string, detail?: string): Refusal {
+    log.info(
+      { edge_id: at.edge.id, route_id: at.route?.id, account_id: at.edge.accountId, client_ip: at.client.ip, code: error.code, why },
+      'edge: request refused',
+    );
+    return { refused: error, ...(detail !== undefined && { detail }) };
+  }
+
+  /** The route and the checks that need no upstream: the request as it will go on, or why it may not. */
+  function admit(req: http.IncomingMessage, edge: HttpsEdge): Admitted | Refusal {
+    const host = String(req.headers.host ?? '').toLowerCase();
+    const url = `https://${host}`;
+    const client = clientAddress(req.socket);
+    const account = edges.account(edge.accountId);
+    const normalized = normalizeTarget(req.url ?? '');
+    if (!account || !normalized) return refusal({ edge, client }, EDGE_ERRORS.badPath, 'request target');
+    const route = matchRoute(edge.routes, normalized.path);
+    if (!route) return refusal({ edge, client }, EDGE_ERRORS.noRoute, 'no route', `(${normalized.path.slice(0, 200)})`);
+    const at = { edge, route, client };
+    const m = route.modules;
+    if (m.notYetEnforced.length > 0)
+      return refusal(at, EDGE_ERRORS.notEnforced, `module ${m.notYetEnforced.join(', ')}`, `Modules: ${m.notYetEnforced.join(', ')}.`);
+    if (m.ipRestriction?.enabled && !ipAllowed(m.ipRestriction, account.ipPolicies, client.ip)) return refusal(at, EDGE_ERRORS.ipRefused, 'ip_restriction');
+    if (m.userAgentFilter?.enabled && !userAgentAllowed(m.userAgentFilter, String(req.headers['user-agent'] ?? '')))
+      return refusal(at, EDGE_ERRORS.userAgentRefused, 'user_agent_filter');
+    const breaker = m.circuitBreaker?.enabled ? breakers.of(route.id, m.circuitBreaker) : undefined;
+    if (breaker && !breaker.allow()) return refusal(at, EDGE_ERRORS.circuitOpen, 'circuit_breaker');
+    const backend = m.backend;
+    return {
+      edge,
+      route,
+      account,
+      url,
+      client,
+      target: normalized.query ? `${normalized.path}?${normalized.query}` : normalized.path,
+      headers: applyHeaders(pairs(forwardedHeaders(req, 'https', client.ip, false)), m.requestHeaders),
+      ...(breaker && { breaker }),
+      compress: Boolean(m.compression?.enabled),
+      candidates: backend?.enabled ? candidates({ backends: account.backends, directory, accountId: edge.accountId }, backend.backend_id) : [],
+    };
+  }
+
+  /** The upstream's (or the backend's own) answer sent on, through the response modules. */
+  function answer(x: Exchange, status: number, statusMessage: string | undefined, headers: [string, string][], body: NodeJS.ReadableStream | string) {
+    let out = applyHeaders(headers, x.route.modules.responseHeaders);
+    const encoding = x.compress ? encodingFor(x.req, status, out) : undefined;
+    if (encoding) {
+      out = out.filter(([name]) => name.toLowerCase() !== 'content-length');
+      out.push(['Content-Encoding', encoding], ['Vary', 'Accept-Encoding']);
+    }
+    x.res.writeHead(status, statusMessage, out.flat());
+    if (typeof body === 'string') {
+      if (!encoding) return void x.res.end(x.req.method === 'HEAD' ? undefined : body);
+      const z = compressor(encoding);
+      pipeline(z, x.res, () => {});
+      return void z.end(body);
+    }
+    const done = (err: Error | null) => {
+      if (err) x.res.destroy();
+    };
+    if (encoding) pipeline(body, compressor(encoding), x.res, done);
+    else pipeline(body, x.res, done);
+  }
+
+  /** The request forwarded over `agent` or a connected socket; resolves how it went. */
+  function forward(x: Exchange, via: { agent: http.Agent } | { socket: Duplex }, label: Record<string, string>): Promise<void> {
+    return new Promise((resolve) => {
+      const upstream = http.request({
+        ...('agent' in via ? { agent: via.agent } : { createConnection: () => asSocket(via.socket) }),
+        method: x.req.method,
+        path: x.target,
+        headers: x.headers.flat(),
+      });
+      let settled = false;
+      const settle = (error: boolean) => {
+        if (settled) return;
+        settled = true;
+        x.breaker?.record(error);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        if (x.res.headersSent) return;
+        upstream.destroy();
+        x.res.shouldKeepAlive = false;
+        log.info({ ...label, edge_id: x.edge.id, route_id: x.route.id }, 'edge: the upstream did not answer in time');
+        sendError(x.req, x.res, EDGE_ERRORS.timedOut, x.url);
+        settle(true);
+      }, tuning.responseTimeoutMs);
+      upstream.on('error', (err: NodeJS.ErrnoException) => {
+        clearTimeout(timer);
+        if (settled) return;
+        upstream.destroy();
+        if (x.res.headersSent || x.res.destroyed) {
+          x.res.destroy();
+          return settle(true);
+        }
+        const error = 'agent' in via ? classify(err) : EDGE_ERRORS.unreachable;
+        log.debug({ ...label, err: err.message, code: error.code }, 'edge: request failed upstream');
+        x.res.shouldKeepAlive = false;
+        sendError(x.req, x.res, error, x.url);
+        settle(true);
+      });
+      upstream.on('response', (head) => {
+        clearTimeout(timer);
+        const status = head.statusCode ?? 502;
+        answer(x, status, head.statusMessage, pairs(returnedHeaders(head)), head);
+        head.once('end', () => settle(status >= 500));
+        head.once('error', () => settle(true));
+      });
+      x.res.on('close', () => {
+        clearTimeout(timer);
+        if (!x.res.writableFinished) upstream.destroy();
+        settle(!x.res.writableFinished);
+      });
+      pipeline(x.req, upstream, (err) => {
+        if (err && !settled) upstream.destroy();
+      });
+    });
+  }
+
+  /** A TCP (or TLS) connection to a static address, or why there is none. */
+  function connectStatic(c: Extract<Candidate, { kind: 'static' }>): Promise<Duplex | IngressError> {
+    return new Promise((resolve) => {
+      const socket = c.tls
+        ? tls.connect({
+            host: c.host,
+            port: c.port,
+            servername: net.isIP(c.host) ? '' : c.host,
+            ALPNProtocols: ['http/1.1'],
+            ...(options.backendCa && { ca: options.backendCa }),
+          })
+        : net.connect({ host: c.host, port: c.port });
+      const timer = setTimeout(() => {
+        socket.destroy();
+        resolve(EDGE_ERRORS.timedOut);
+      }, tuning.connectTimeoutMs);
+      socket.once(c.tls ? 'secureConnect' : 'connect', () => {
+        clearTimeout(timer);
+        socket.removeAllListeners('error');
+        resolve(socket);
+      });
+      socket.once('error', () => {
+        clearTimeout(timer);
+        socket.destroy();
+        resolve(EDGE_ERRORS.unreachable);
+      });
+    });
+  }
+
+  /** Each candidate in turn until one is reached; the last reason when none is. */
+  async function send(x: Exchange, list: Candidate[]): Promise<void> {
+    let last: { error: IngressError; detail?: string } = { error: EDGE_ERRORS.noBackend };
+    for (const c of list) {
+      const label = { backend_id: c.backendId, edge_id: x.edge.id, route_id: x.route.id };
+      if (c.kind === 'response') {
+        x.breaker?.record(c.status >= 500);
+        const headers = Object.entries(c.headers).map(([n, v]): [string, string] => [n, v]);
+        if (!headers.some(([n]) => n === 'content-type')) headers.push(['content-type', 'text/plain; charset=utf-8']);
+        if (!x.compress) headers.push(['content-length', String(Buffer.byteLength(c.body))]);
+        // The request's body is not wanted: drained, so that the connection can serve the next request.
+        x.req.resume();
+        return answer(x, c.status, undefined, headers, c.body);
+      }
+      if (c.kind === 'offline') {
+        last = { error: INGRESS_ERRORS.endpointOffline };
+        continue;
+      }
+      if (c.kind === 'tunnel') {
+        let agent: http.Agent;
+        try {
+          agent = options.streamsFor(x.req.socket, c.target, x.client.addr);
+        } catch {
+          last = { error: INGRESS_ERRORS.agentFailed };
+          continue;
+        }
+        await forward(x, { agent }, label);
+        return;
+      }
+      const socket = await connectStatic(c);
+      if (!('code' in socket)) {
+        await forward(x, { socket }, label);
+        return;
+      }
+      log.info({ ...label, code: socket.code }, 'edge: a static address backend could not be reached');
+      last = { error: socket };
+    }
+    x.breaker?.record(true);
+    x.res.shouldKeepAlive = false;
+    sendError(x.req, x.res, last.error, x.url, last.detail);
+  }
+
+  return {
+    handle(req, res, edge) {
+      const admitted = admit(req, edge);
+      if ('refused' in admitted) {
+        if (admitted.refused.status >= 500) res.shouldKeepAlive = false;
+        return sendError(req, res, admitted.refused, `https://${String(req.headers.host ?? '').toLowerCase()}`, admitted.detail);
+      }
+      const x: Exchange = { ...admitted, req, res };
+      void send(x, x.candidates).catch((err: unknown) => {
+        log.error({ err, edge_id: edge.id }, 'edge: request failed');
+        if (!res.headersSent) sendError(req, res, INGRESS_ERRORS.agentFailed, x.url);
+        else res.destroy();
+      });
+    },
+
+    upgrade(req, socket, head, edge) {
+      // Answered with raw bytes: node:http no longer reads this connection.
+      const fail = (error: IngressError, detail?: string) => {
+        socket.on('error', () => {});
+        socket.end(rawErrorResponse(error, `https://${String(req.headers.host ?? '').toLowerCase()}`, req.headers.accept, detail));
+      };
+      const x = admit(req, edge);
+      if ('refused' in x) return fail(x.refused, x.detail);
+      const tunnel = x.candidates.find((c): c is Extract<Candidate, { kind: 'tunnel' }> => c.kind === 'tunnel');
+      if (!tunnel) return fail(x.candidates.some((c) => c.kind === 'offline') ? INGRESS_ERRORS.endpointOffline : EDGE_ERRORS.unreachable);
+      let stream: Duplex;
+      try {
+        stream = tunnel.target.connect(x.client.addr);
+      } catch {
+        return fail(INGRESS_ERRORS.agentFailed);
+      }
+      const raw = req.socket;
+      raw.setTimeout(0);
+      raw.setKeepAlive(true, 30_000);
+      let text = `${req.method} ${x.target} HTTP/1.1\r\n`;
+      for (const [name, value] of applyHeaders(pairs(forwardedHeaders(req, 'https', x.client.ip, true)), x.route.modules.requestHeaders))
+        text += `${name}: ${value}\r\n`;
+      stream.write(text + '\r\n');
+      if (head.length > 0) stream.write(head);
+      stream.on('error', () => socket.destroy());
+      socket.on('error', () => stream.destroy());
+      stream.on('close', () => socket.destroy());
+      socket.on('close', () => stream.destroy());
+      socket.pipe(stream);
+      stream.pipe(socket);
+      x.breaker?.record(false);
+    },
+  };
+}
