@@ -1,5 +1,7 @@
-// CEL expressions of traffic policy rules: parsed and type-checked against the variables and
-// functions of a phase, never evaluated here (the edge evaluates them on each connection).
+// CEL expressions of traffic policy rules: the environment of each phase (its variables,
+// functions, types, methods and operators), declared once and built twice: for checking here, with
+// handlers that refuse to run (the control plane never evaluates), and for the edge's evaluator
+// (src/edges/traffic-policy/), with the handlers it gives (celEnvironment).
 //
 // The library is @marcbachmann/cel-js. Weighed against it:
 // - @bufbuild/cel 0.6: a fine parser and evaluator, but its type checker (`check`) is not part
@@ -13,8 +15,9 @@
 //
 // Two quirks of its 8.0 release shape the declarations below: a field typed `timestamp` inside a
 // schema crashes the registration and is not the built-in timestamp type, so timestamp fields
-// are declared as `google.protobuf.Timestamp` (which is); and the functions are declared with a
-// handler that refuses to run, since nothing here evaluates.
+// are declared as `google.protobuf.Timestamp` (which is); and its `matches` runs JavaScript's
+// RegExp, which backtracks, so an environment built to evaluate has it replaced by the runtime's
+// (RE2) in the library's table of overloads (replaceMatches).
 import { Environment, type ASTNode, type ObjectSchema } from '@marcbachmann/cel-js';
 import { re2Problem } from '../../lib/regex/re2.js';
 
@@ -159,20 +162,112 @@ function notEvaluatedHere(): never {
   throw new Error('traffic policy expressions are evaluated by the edge, not by the control plane');
 }
 
-function build(spec: EnvironmentSpec): Environment {
+/** A value of `req.url` (ngrok.URL): its fields, and the full URL as a string. */
+export class CelUrl {
+  constructor(
+    readonly scheme: string,
+    readonly host: string,
+    /** With its leading `/`. */
+    readonly path: string,
+    /** Without its `?`. */
+    readonly query: string,
+  ) {}
+
+  toString(): string {
+    return `${this.scheme}://${this.host}${this.path}${this.query === '' ? '' : `?${this.query}`}`;
+  }
+}
+
+/** A value of `req.cookies` (ngrok.Cookie). */
+export class CelCookie {
+  constructor(
+    readonly name: string,
+    readonly value: string,
+  ) {}
+}
+
+/** The class of each named type's values, at run time. */
+const TYPE_CLASSES: Record<string, new (...args: never[]) => object> = { 'ngrok.URL': CelUrl, 'ngrok.Cookie': CelCookie };
+
+/** What an environment built to evaluate runs: the functions that need more than a string's own methods. */
+export interface CelRuntime {
+  inCidrRange(ip: string, cidr: string): boolean;
+  inCidrRanges(ip: string, cidrs: readonly string[]): boolean;
+  /** Whether `pattern` (RE2 syntax) matches somewhere in `text`: CEL's `matches`, on strings and on ngrok.URL. Throws on a bad pattern. */
+  matches(text: string, pattern: string): boolean;
+}
+
+/** CEL's size of a string: its code points. */
+const celSize = (text: string) => BigInt(Array.from(text).length);
+
+type Handler = (...args: never[]) => unknown;
+
+/** The handlers of the declared functions, methods and operators, by their names or signatures. */
+function handlersOf(runtime: CelRuntime): { functions: Record<string, Handler>; methods: Record<string, Handler>; operators: Record<string, Handler> } {
+  return {
+    functions: {
+      inCidrRange: (ip: string, cidr: string) => runtime.inCidrRange(ip, cidr),
+      inCidrRanges: (ip: string, cidrs: readonly string[]) => runtime.inCidrRanges(ip, cidrs),
+      string: (url: CelUrl) => url.toString(),
+      size: (url: CelUrl) => celSize(url.toString()),
+    },
+    methods: {
+      startsWith: (url: CelUrl, prefix: string) => url.toString().startsWith(prefix),
+      endsWith: (url: CelUrl, suffix: string) => url.toString().endsWith(suffix),
+      contains: (url: CelUrl, part: string) => url.toString().includes(part),
+      matches: (url: CelUrl, pattern: string) => runtime.matches(url.toString(), pattern),
+      size: (url: CelUrl) => celSize(url.toString()),
+    },
+    operators: {
+      'ngrok.URL == string': (url: CelUrl, text: string) => url.toString() === text,
+      'ngrok.URL + string': (url: CelUrl, text: string) => url.toString() + text,
+      'string + ngrok.URL': (text: string, url: CelUrl) => text + url.toString(),
+    },
+  };
+}
+
+/** The library's declaration of an overload, as far as replaceMatches reads it. */
+interface Overload {
+  signature: string;
+}
+
+/**
+ * The library's `string.matches(string)` (JavaScript's RegExp, which backtracks: `(a+)+$` on a
+ * long input takes exponential time) replaced in `env` by one calling `matches`. The library has
+ * no way to replace a built-in overload (registering another overlaps), so its table of the
+ * environment's `matches` methods, which a checked call carries, is edited: the built-in
+ * declaration is replaced by one inheriting from it with another handler. An environment that
+ * registered functions of its own has its own table; the global one is untouched. Throws when
+ * the library no longer has the table where it was, so an upgrade cannot silently bring RegExp back.
+ */
+function replaceMatches(env: Environment, matches: (text: string, pattern: string) => boolean): void {
+  const probe = env.parse('"".matches("")');
+  if (!probe.check().valid) throw new Error('cel: cannot replace matches: the probe does not check');
+  const table = (probe.ast as unknown as { candidates?: { declarations?: Overload[] } }).candidates?.declarations;
+  const index = table?.findIndex((decl) => decl.signature === 'string.matches(string): bool') ?? -1;
+  if (!table || index < 0) throw new Error('cel: cannot replace matches: the library keeps its overloads elsewhere');
+  const handler = (text: string, pattern: string) => matches(text, pattern);
+  table[index] = Object.create(table[index]!, { handler: { value: handler, enumerable: true } }) as Overload;
+}
+
+function build(spec: EnvironmentSpec, runtime?: CelRuntime): Environment {
   const env = new Environment();
-  for (const [name, schema] of Object.entries(spec.types ?? {})) env.registerType(name, { schema });
+  const handlers = runtime && handlersOf(runtime);
+  const handler = (table: Record<string, Handler> | undefined, key: string) => table?.[key] ?? notEvaluatedHere;
+  for (const [name, fields] of Object.entries(spec.types ?? {})) env.registerType(name, { ctor: TYPE_CLASSES[name], fields });
   for (const [name, schema] of Object.entries(spec.variables)) env.registerVariable({ name, schema });
-  for (const signature of spec.functions) env.registerFunction(signature, notEvaluatedHere);
+  for (const signature of spec.functions) env.registerFunction(signature, handler(handlers?.functions, signature.slice(0, signature.indexOf('('))));
   for (const m of spec.methods ?? [])
     env.registerFunction({
       name: m.name,
       receiverType: m.receiver,
       returnType: m.returns,
-      handler: notEvaluatedHere,
+      handler: handler(handlers?.methods, m.name),
       params: m.params.map((type, i) => ({ name: `arg${i}`, type })),
     });
-  for (const signature of spec.operators ?? []) env.registerOperator(signature, notEvaluatedHere);
+  for (const signature of spec.operators ?? [])
+    env.registerOperator(signature, handler(handlers?.operators, signature) as (left: unknown, right: unknown) => unknown);
+  if (runtime) replaceMatches(env, runtime.matches);
   return env;
 }
 
@@ -181,6 +276,19 @@ const ENVIRONMENTS: Record<CelEnvName, Environment> = Object.fromEntries(Object.
   CelEnvName,
   Environment
 >;
+
+/**
+ * The environment `name` built to evaluate, with `runtime`'s functions (the edge builds each once
+ * and compiles every expression of a policy in it: `env.parse(expression)`, then `check()`).
+ */
+export function celEnvironment(name: CelEnvName, runtime: CelRuntime): Environment {
+  return build(SPECS[name], runtime);
+}
+
+/** The top-level variables of the environment `name` (`conn`, `endpoint`, `time`, `req`, `res`). */
+export function celVariables(name: CelEnvName): string[] {
+  return Object.keys(SPECS[name].variables);
+}
 
 export type CheckResult = { ok: true } | { ok: false; position: string; reason: string };
 
