@@ -15,9 +15,22 @@ export interface IngressCertificates {
   /** For a connection that names no server, and names no certificate is found for. */
   readonly defaultCertificate: { cert: string; key: string };
   readonly defaultContext: tls.SecureContext;
-  /** For a server name (lower case, no trailing dot); never rejects: the default when nothing better is found. */
-  contextFor(serverName: string): Promise<tls.SecureContext>;
+  /**
+   * For a server name (lower case, no trailing dot); never rejects: the default when nothing
+   * better is found. With `variant`, the same certificate with an edge's own settings: a lowest
+   * TLS version, and the CAs client certificates are checked against.
+   */
+  contextFor(serverName: string, variant?: TlsVariant): Promise<tls.SecureContext>;
 }
+
+/** An edge's own TLS settings for the certificate of a name. */
+export interface TlsVariant {
+  minVersion?: tls.SecureVersion;
+  /** CA certificates (PEM) that client certificates must chain to. */
+  ca?: readonly string[];
+}
+
+const variantKey = (variant: TlsVariant | undefined) => (variant ? `${variant.minVersion ?? ''}\n${(variant.ca ?? []).join('\n')}` : '');
 
 export interface IngressCertificatesOptions {
   store: Store;
@@ -39,9 +52,34 @@ export interface IngressCertificatesOptions {
   now?: () => number;
 }
 
+/** A certificate and key, and the contexts made of them so far (by variant; '' is the plain one). */
+interface Material {
+  cert: string;
+  key: string;
+  contexts: Map<string, tls.SecureContext>;
+}
+
 interface Cached {
-  context: tls.SecureContext;
+  material: Material;
   expiresAt: number;
+}
+
+/** A context of the material with the variant's settings, made once. */
+function contextOf(material: Material, variant: TlsVariant | undefined): tls.SecureContext {
+  const key = variantKey(variant);
+  let context = material.contexts.get(key);
+  if (!context) {
+    context = tls.createSecureContext({
+      cert: material.cert,
+      key: material.key,
+      ...(variant?.minVersion && { minVersion: variant.minVersion }),
+      ...(variant?.ca && { ca: [...variant.ca] }),
+    });
+    // Bounded: a name's variants are its edge's settings, which change rarely; the oldest go past 8.
+    if (material.contexts.size >= 8) material.contexts.delete(material.contexts.keys().next().value!);
+    material.contexts.set(key, context);
+  }
+  return context;
 }
 
 export function createIngressCertificates(options: IngressCertificatesOptions): IngressCertificates {
@@ -49,42 +87,50 @@ export function createIngressCertificates(options: IngressCertificatesOptions): 
   const ttlMs = options.ttlMs ?? 60_000;
   const maxEntries = options.maxEntries ?? 10_000;
   const now = options.now ?? Date.now;
-  const defaultContext = tls.createSecureContext(options.defaultCertificate);
+  const defaultMaterial: Material = { ...options.defaultCertificate, contexts: new Map() };
+  const defaultContext = contextOf(defaultMaterial, undefined);
   const cache = new Map<string, Cached>();
-  const pending = new Map<string, Promise<tls.SecureContext>>();
+  const pending = new Map<string, Promise<Material>>();
 
-  function remember(key: string, context: tls.SecureContext): tls.SecureContext {
+  function remember(key: string, material: Material): Material {
     cache.delete(key);
-    cache.set(key, { context, expiresAt: now() + ttlMs });
+    cache.set(key, { material, expiresAt: now() + ttlMs });
     while (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
-    return context;
+    return material;
   }
 
   /** One lookup at a time per key; a fresh cached answer without any. */
-  function cached(key: string, load: () => Promise<{ context: tls.SecureContext; keep: boolean }>): Promise<tls.SecureContext> {
+  function cached(key: string, load: () => Promise<{ material: Material; keep: boolean }>): Promise<Material> {
     const hit = cache.get(key);
-    if (hit && hit.expiresAt > now()) return Promise.resolve(hit.context);
+    if (hit && hit.expiresAt > now()) return Promise.resolve(hit.material);
     let loading = pending.get(key);
     if (!loading) {
       loading = load()
-        .then(({ context, keep }) => (keep ? remember(key, context) : context))
+        .then(({ material, keep }) => (keep ? remember(key, material) : material))
         .finally(() => pending.delete(key));
       pending.set(key, loading);
     }
     return loading;
   }
 
-  async function serviceDomainContext(base: string): Promise<{ context: tls.SecureContext; keep: boolean }> {
+  const material = (cert: string, key: string): Material => {
+    const made: Material = { cert, key, contexts: new Map() };
+    // Made at once, so that a certificate and key that do not go together fail here, not in a handshake.
+    contextOf(made, undefined);
+    return made;
+  };
+
+  async function serviceDomainContext(base: string): Promise<{ material: Material; keep: boolean }> {
     try {
       const { cert, key } = await ensureServiceDomainTls(dataDir, base);
-      return { context: tls.createSecureContext({ cert, key }), keep: true };
+      return { material: material(cert, key), keep: true };
     } catch (err) {
       log.error({ err, domain: base }, 'ingress: the local CA could not issue the service domain certificate; serving the default');
-      return { context: defaultContext, keep: false };
+      return { material: defaultMaterial, keep: false };
     }
   }
 
-  async function storedContext(name: string): Promise<{ context: tls.SecureContext; keep: boolean }> {
+  async function storedContext(name: string): Promise<{ material: Material; keep: boolean }> {
     let rows;
     try {
       if (options.serves === 'agents') {
@@ -100,28 +146,33 @@ export function createIngressCertificates(options: IngressCertificatesOptions): 
     } catch (err) {
       // Not kept: the next handshake asks again once the store is back.
       log.warn({ err, server_name: name }, 'ingress: certificates could not be read from the store; serving the default');
-      return { context: defaultContext, keep: false };
+      return { material: defaultMaterial, keep: false };
     }
     const row = rows.find((r) => r.domain === name) ?? rows[0];
-    if (!row) return { context: defaultContext, keep: true };
+    if (!row) return { material: defaultMaterial, keep: true };
     try {
       const key = sealer.open(row.privateKeySealed, row.certificateId);
-      return { context: tls.createSecureContext({ cert: row.certificatePem, key }), keep: true };
+      return { material: material(row.certificatePem, key), keep: true };
     } catch (err) {
       // The message only: the error of a key that does not parse may quote it.
       log.error({ certificate_id: row.certificateId, err: (err as Error).message }, 'a stored certificate could not be used; serving the default');
-      return { context: defaultContext, keep: true };
+      return { material: defaultMaterial, keep: true };
     }
   }
 
   return {
     defaultCertificate: options.defaultCertificate,
     defaultContext,
-    contextFor(serverName) {
-      if (options.serves === 'agents') return cached(`name:${serverName}`, () => storedContext(serverName));
-      const base = domains.serviceDomains.find((d) => isUnder(serverName, d));
-      if (base !== undefined) return cached(`service:${base}`, () => serviceDomainContext(base));
-      return cached(`name:${serverName}`, () => storedContext(serverName));
+    async contextFor(serverName, variant) {
+      let found: Material;
+      if (options.serves === 'agents') found = await cached(`name:${serverName}`, () => storedContext(serverName));
+      else {
+        const base = domains.serviceDomains.find((d) => isUnder(serverName, d));
+        found = await (base !== undefined
+          ? cached(`service:${base}`, () => serviceDomainContext(base))
+          : cached(`name:${serverName}`, () => storedContext(serverName)));
+      }
+      return contextOf(found, variant);
     },
   };
 }

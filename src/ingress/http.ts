@@ -5,11 +5,14 @@ import type { Logger } from 'pino';
 import type { IngressDirectory } from '../core/live-agents.js';
 import type { EdgeDirectory } from '../edges/edge-directory.js';
 import type { EdgeHttpTuning } from './edge-http.js';
+import type { StreamEdgeServer } from './edge-stream.js';
 import { createHttpProxy, type Scheme } from './http-proxy.js';
 
 /** The edges public ingress serves, and how it reaches their backends. */
 export interface IngressEdges {
   directory: EdgeDirectory;
+  /** TLS edges' connections, once their TLS is terminated here or read to its server name. */
+  streams: StreamEdgeServer;
   tuning?: EdgeHttpTuning;
   /** More CAs to trust for static address backends with TLS. */
   backendCa?: string;

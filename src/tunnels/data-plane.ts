@@ -11,6 +11,8 @@ import type { Store } from '../db/store.js';
 import { createIngressCertificates, type IngressCertificatesOptions } from '../ingress/certificates.js';
 import { EdgeDirectory } from '../edges/edge-directory.js';
 import type { EdgeHttpTuning } from '../ingress/edge-http.js';
+import { createStreamEdgeServer } from '../ingress/edge-stream.js';
+import { EdgePorts } from './edge-ports.js';
 import { startIngress, type IngressTuning } from '../ingress/ingress.js';
 import type { Sealer } from '../lib/crypto/sealer.js';
 import { startAgentListener, type AgentListenerTuning } from './agent-listener.js';
@@ -55,6 +57,8 @@ export interface DataPlane {
   agentAddress: AddressInfo;
   /** The edges configured through the API, as this process serves them. */
   edges: EdgeDirectory;
+  /** The TCP edges' ports this process listens on. */
+  edgePorts: EdgePorts;
   httpsAddress?: AddressInfo;
   httpAddress?: AddressInfo;
   close(): Promise<void>;
@@ -75,6 +79,13 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
     ...(ingress.configPollMs !== undefined && { pollMs: ingress.configPollMs }),
   });
   await edges.start();
+  const streams = createStreamEdgeServer({
+    edges,
+    directory: registry,
+    log: log.child({ component: 'edges' }),
+    ...(ingress.edgeTuning?.connectTimeoutMs !== undefined && { connectTimeoutMs: ingress.edgeTuning.connectTimeoutMs }),
+    ...(ingress.backendCa && { backendCa: ingress.backendCa }),
+  });
   const listeners =
     ingress.https || ingress.http
       ? await startIngress({
@@ -83,6 +94,7 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
           directory: registry,
           edges: {
             directory: edges,
+            streams,
             ...(ingress.edgeTuning && { tuning: ingress.edgeTuning }),
             ...(ingress.backendCa && { backendCa: ingress.backendCa }),
           },
@@ -137,15 +149,19 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
     await edges.close();
     throw err;
   }
+  const edgePorts = new EdgePorts({ edges, tcp, server: streams, log: log.child({ component: 'edges' }) });
+  edgePorts.start();
   registry.observe(() => records.changed());
   records.start();
   claims.start();
   return {
     agentAddress: agents.address,
     edges,
+    edgePorts,
     ...(listeners?.httpsAddress && { httpsAddress: listeners.httpsAddress }),
     ...(listeners?.httpAddress && { httpAddress: listeners.httpAddress }),
     async close() {
+      edgePorts.close();
       await Promise.all([agents.close(), listeners?.close(), edges.close()]);
       await claims.stop();
       await records.close();

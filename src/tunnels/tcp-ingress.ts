@@ -1,6 +1,7 @@
-// Public TCP endpoints: one listening socket per bound TCP tunnel, on EDGEPLANE_INGRESS_TCP_HOST
-// at the tunnel's port, opened when the agent binds and closed when the tunnel goes. Each
-// connection becomes a stream to the agent, joined both ways.
+// Public TCP listeners: one listening socket per bound TCP tunnel or TCP edge address, on
+// EDGEPLANE_INGRESS_TCP_HOST at its port, opened when the agent binds (or the edge gains the
+// address) and closed when the tunnel goes (or the edge loses it). A tunnel's connections each
+// become a stream to the agent, joined both ways; an edge's go through its modules first.
 import net from 'node:net';
 import type { Logger } from 'pino';
 import { joinStreams } from '../lib/stream/join.js';
@@ -24,15 +25,10 @@ export class TcpIngress {
     return !this.ports.has(port);
   }
 
-  /** Claims the port at once (so two binds cannot race for it), then listens; the function returned stops. */
-  async listen(port: number, target: TunnelTarget): Promise<() => void> {
-    if (this.ports.has(port)) throw new Error(`port ${port} is already in use here`);
-    this.ports.set(port, undefined);
+  /** Listens for a tunnel: each connection a stream to the agent. */
+  listen(port: number, target: TunnelTarget): Promise<() => void> {
     const { log } = this.options;
-    const sockets = new Set<net.Socket>();
-    const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
-      const clientAddr = `${socket.remoteAddress ?? ''}:${socket.remotePort ?? 0}`;
-      socket.on('error', () => {});
+    return this.listenWith(port, (socket, clientAddr) => {
       let stream;
       try {
         stream = target.connect(clientAddr);
@@ -41,9 +37,25 @@ export class TcpIngress {
         socket.destroy();
         return;
       }
+      joinStreams(socket, stream);
+    });
+  }
+
+  /**
+   * Claims the port at once (so two binds cannot race for it), then listens, handing each
+   * connection to `onConnection` with the client's `ip:port`; the function returned stops.
+   */
+  async listenWith(port: number, onConnection: (socket: net.Socket, clientAddr: string) => void): Promise<() => void> {
+    if (this.ports.has(port)) throw new Error(`port ${port} is already in use here`);
+    this.ports.set(port, undefined);
+    const { log } = this.options;
+    const sockets = new Set<net.Socket>();
+    const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
+      const ip = (socket.remoteAddress ?? '').replace(/^::ffff:(?=\d+\.)/, '');
+      socket.on('error', () => {});
       sockets.add(socket);
       socket.once('close', () => sockets.delete(socket));
-      joinStreams(socket, stream);
+      onConnection(socket, `${ip.includes(':') ? `[${ip}]` : ip}:${socket.remotePort ?? 0}`);
     });
     server.maxConnections = this.options.maxConnectionsPerPort ?? 10_000;
     try {

@@ -1,6 +1,5 @@
 // The test harness: a real server on a real socket over a real store (SQLite always,
 // PostgreSQL too when EDGEPLANE_TEST_DATABASE_URL is set), and a fresh account per test.
-import type { EdgeDirectory } from '../../src/edges/edge-directory.js';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -20,6 +19,8 @@ import { ensureLocalTls } from '../../src/tls.js';
 import type { AgentListenerTuning } from '../../src/tunnels/agent-listener.js';
 import { sessionCommands } from '../../src/tunnels/commands.js';
 import { startDataPlane, type DataPlane } from '../../src/tunnels/data-plane.js';
+import type { EdgeDirectory } from '../../src/edges/edge-directory.js';
+import type { EdgePorts } from '../../src/tunnels/edge-ports.js';
 import { AgentSessionRegistry } from '../../src/tunnels/registry.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
@@ -220,6 +221,8 @@ export interface HarnessAgents {
   registry: AgentSessionRegistry;
   /** The edges this instance serves, as it last read them. */
   edges: EdgeDirectory;
+  /** The TCP edges' ports this instance listens on. */
+  edgePorts: EdgePorts;
 }
 
 export interface Harness {
@@ -300,6 +303,7 @@ async function serveApp(store: Store, database: Config['database'], options: Har
         caPem: fs.readFileSync(tls.caFile, 'utf8'),
         registry,
         edges: listener.edges,
+        edgePorts: listener.edgePorts,
       },
     };
   }

@@ -1,0 +1,113 @@
+// Connections to TCP and TLS edges: the edge's IP restriction and connect-time policy, then its
+// backend, resolved per connection — an agent's labeled tunnel or a static address (over TLS
+// when the backend says so) — and the connection's bytes joined to it both ways. A backend that
+// cannot be reached passes to the next one a failover backend names; when none can, the
+// connection is closed. An HTTP response backend has no meaning on a byte stream and is passed over.
+import net from 'node:net';
+import type { Duplex } from 'node:stream';
+import tls from 'node:tls';
+import type { Logger } from 'pino';
+import type { IngressDirectory } from '../core/live-agents.js';
+import { ipAllowed } from '../edges/access.js';
+import { candidates, type Candidate } from '../edges/backends.js';
+import type { AccountEdges, StreamEdgeModules } from '../edges/edge-config.js';
+import type { EdgeDirectory } from '../edges/edge-directory.js';
+import { joinStreams } from '../lib/stream/join.js';
+
+export interface StreamEdgeOptions {
+  edges: EdgeDirectory;
+  directory: IngressDirectory;
+  log: Logger;
+  /** Milliseconds to connect to a static address (default 10 s). */
+  connectTimeoutMs?: number;
+  /** More CAs to trust for static address backends with TLS. */
+  backendCa?: string;
+}
+
+/** The edge a connection reached: its modules, and which one for the log. */
+export interface StreamEdge extends StreamEdgeModules {
+  id: string;
+  accountId: string;
+}
+
+export interface StreamEdgeServer {
+  /**
+   * Serves a connection of `edge`: `socket` is what reaches the backend (the client's TCP socket,
+   * or its TLS socket once TLS is terminated here), `client` the client's address.
+   */
+  serve(socket: Duplex, edge: StreamEdge, client: { ip: string; addr: string }): void;
+}
+
+export function createStreamEdgeServer(options: StreamEdgeOptions): StreamEdgeServer {
+  const { edges, directory, log } = options;
+  const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+
+  function connectStatic(c: Extract<Candidate, { kind: 'static' }>): Promise<Duplex | undefined> {
+    return new Promise((resolve) => {
+      const socket = c.tls
+        ? tls.connect({ host: c.host, port: c.port, servername: net.isIP(c.host) ? '' : c.host, ...(options.backendCa && { ca: options.backendCa }) })
+        : net.connect({ host: c.host, port: c.port, noDelay: true });
+      const timer = setTimeout(() => {
+        socket.destroy();
+        resolve(undefined);
+      }, connectTimeoutMs);
+      socket.once(c.tls ? 'secureConnect' : 'connect', () => {
+        clearTimeout(timer);
+        socket.removeAllListeners('error');
+        resolve(socket);
+      });
+      socket.once('error', () => {
+        clearTimeout(timer);
+        socket.destroy();
+        resolve(undefined);
+      });
+    });
+  }
+
+  async function connect(account: AccountEdges, edge: StreamEdge, client: { addr: string }): Promise<Duplex | undefined> {
+    const backend = edge.backend;
+    if (!backend?.enabled) return undefined;
+    for (const c of candidates({ backends: account.backends, directory, accountId: edge.accountId }, backend.backend_id)) {
+      if (c.kind === 'tunnel') {
+        try {
+          return c.target.connect(client.addr);
+        } catch {
+          continue;
+        }
+      }
+      if (c.kind === 'static') {
+        const socket = await connectStatic(c);
+        if (socket) return socket;
+        log.info({ edge_id: edge.id, backend_id: c.backendId }, 'edge: a static address backend could not be reached');
+      }
+    }
+    return undefined;
+  }
+
+  return {
+    serve(socket, edge, client) {
+      socket.on('error', () => {});
+      const refuse = (why: string) => {
+        log.info({ edge_id: edge.id, account_id: edge.accountId, client_ip: client.ip, why }, 'edge: connection refused');
+        socket.destroy();
+      };
+      const account = edges.account(edge.accountId);
+      if (!account) return refuse('no configuration');
+      if (edge.ipRestriction?.enabled && !ipAllowed(edge.ipRestriction, account.ipPolicies, client.ip)) return refuse('ip_restriction');
+      // Nothing is read from the client until its backend is there: its first bytes wait for it.
+      socket.pause();
+      connect(account, edge, client).then(
+        (upstream) => {
+          if (!upstream) return refuse('no backend reachable');
+          if (socket.destroyed) return void upstream.destroy();
+          joinStreams(socket, upstream);
+          socket.resume();
+        },
+        (err: unknown) => {
+          log.error({ err, edge_id: edge.id }, 'edge: connection failed');
+          socket.destroy();
+        },
+      );
+    },
+  };
+}
