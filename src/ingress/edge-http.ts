@@ -8,17 +8,21 @@
 import http from 'node:http';
 import net from 'node:net';
 import { pipeline, type Duplex } from 'node:stream';
-import tls from 'node:tls';
 import zlib from 'node:zlib';
 import type { Logger } from 'pino';
+import { createWebSocketStream, WebSocketServer } from 'ws';
 import type { IngressDirectory, TunnelTarget } from '../core/live-agents.js';
 import { ipAllowed, userAgentAllowed } from '../edges/access.js';
 import { candidates, type Candidate } from '../edges/backends.js';
 import type { CircuitBreaker, CircuitBreakers } from '../edges/circuit-breaker.js';
 import type { AccountEdges, HeadersModule, HttpsEdge, HttpsRoute } from '../edges/edge-config.js';
 import type { EdgeDirectory } from '../edges/edge-directory.js';
+import type { CompiledPolicies } from '../edges/policies.js';
+import type { HttpPolicy, PolicyConnection, PolicyRequest, Refusal as PolicyRefusal } from '../edges/traffic-policy/index.js';
 import { matchRoute, normalizeTarget } from '../edges/routes.js';
 import { EDGE_ERRORS, INGRESS_ERRORS, rawErrorResponse, sendError, type IngressError } from './errors.js';
+import { connectStatic, openBackendStream } from './edge-stream.js';
+import { joinStreams } from '../lib/stream/join.js';
 import { asSocket, classify, clientAddress, forwardedHeaders, returnedHeaders } from './http-proxy.js';
 
 export interface EdgeHttpTuning {
@@ -35,6 +39,7 @@ export interface EdgeHttpOptions {
   directory: IngressDirectory;
   log: Logger;
   breakers: CircuitBreakers;
+  policies: CompiledPolicies;
   /** The keep-alive agent of one client connection to one tunnel (http-proxy.ts). */
   streamsFor(socket: net.Socket, target: TunnelTarget, clientAddr: string): http.Agent;
   tuning?: EdgeHttpTuning;
@@ -56,6 +61,12 @@ interface Admitted {
   compress: boolean;
   /** The backends to try, in order. */
   candidates: Candidate[];
+  /** The route's traffic policy, when it has one to run. */
+  policy?: HttpPolicy;
+  /** What the policy sees of the connection. */
+  conn?: PolicyConnection;
+  /** What the policy saw of the request (its headers are `headers`). */
+  policyRequest?: PolicyRequest;
 }
 
 /** A request refused before any upstream: the answer to give. */
@@ -89,7 +100,12 @@ function applyHeaders(headers: [string, string][], module: HeadersModule | undef
 const COMPRESSIBLE = /^(text\/|application\/(json|javascript|xml|[\w.+-]+\+(json|xml))|image\/svg\+xml)/i;
 
 /** The encoding to compress an answer with, when the client takes one and the answer should be; else undefined. */
-function encodingFor(req: http.IncomingMessage, status: number, headers: [string, string][]): 'br' | 'gzip' | 'deflate' | undefined {
+function encodingFor(
+  req: http.IncomingMessage,
+  status: number,
+  headers: [string, string][],
+  allowed: readonly string[],
+): 'br' | 'gzip' | 'deflate' | undefined {
   if (req.method === 'HEAD' || status < 200 || status === 204 || status === 304) return undefined;
   const get = (name: string) => headers.find(([n]) => n.toLowerCase() === name)?.[1];
   if (get('content-encoding') !== undefined || !COMPRESSIBLE.test(get('content-type') ?? '')) return undefined;
@@ -102,8 +118,33 @@ function encodingFor(req: http.IncomingMessage, status: number, headers: [string
         return [name!, q === undefined ? 1 : Number(q)] as const;
       }),
   );
-  for (const encoding of ['br', 'gzip', 'deflate'] as const) if ((accepted.get(encoding) ?? 0) > 0) return encoding;
+  for (const encoding of ENCODINGS) if (allowed.includes(encoding) && (accepted.get(encoding) ?? 0) > 0) return encoding;
   return undefined;
+}
+
+/** The encodings answers are compressed with, in the order they are preferred (`compress` is not made: no client asks for it). */
+const ENCODINGS = ['br', 'gzip', 'deflate'] as const;
+
+/** When each client connection began, for `conn.ts.start`. */
+const connectedAt = new WeakMap<object, Date>();
+
+/** What a traffic policy sees of the connection a request came on. */
+function policyConnection(req: http.IncomingMessage, edge: HttpsEdge, host: string, clientIp: string): PolicyConnection {
+  const socket = req.socket;
+  let startedAt = connectedAt.get(socket);
+  if (!startedAt) {
+    startedAt = new Date();
+    connectedAt.set(socket, startedAt);
+  }
+  const serverIp = (socket.localAddress ?? '').replace(/^::ffff:(?=\d+\.)/, '');
+  return {
+    clientIp,
+    clientPort: socket.remotePort ?? 0,
+    serverIp,
+    serverPort: socket.localPort ?? 0,
+    startedAt,
+    endpoint: { id: edge.id, host, port: 443, url: `https://${host}`, addr: `${host}:443`, protocol: 'https' },
+  };
 }
 
 function compressor(encoding: 'br' | 'gzip' | 'deflate'): zlib.BrotliCompress | zlib.Gzip | zlib.Deflate {
@@ -120,6 +161,11 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
   const { edges, directory, log, breakers } = options;
   const tuning = { ...EDGE_HTTP_DEFAULTS, ...options.tuning };
 
+  // The WebSocket to TCP converter: the client's WebSocket ends here, and its messages' bytes go
+  // to the backend as a TCP stream (and the backend's bytes back as binary messages). ws checks
+  // the handshake and frames; messages are bounded at 1 MiB.
+  const webSockets = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, perMessageDeflate: false });
+
   /** A refusal, logged with the edge and route that refused. */
   function refusal(at: { edge: HttpsEdge; route?: HttpsRoute; client: { ip: string } }, error: IngressError, why: string, detail?: string): Refusal {
     log.info(
@@ -130,7 +176,7 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
   }
 
   /** The route and the checks that need no upstream: the request as it will go on, or why it may not. */
-  function admit(req: http.IncomingMessage, edge: HttpsEdge): Admitted | Refusal {
+  function admit(req: http.IncomingMessage, edge: HttpsEdge, upgrade = false): Admitted | Refusal {
     const host = String(req.headers.host ?? '').toLowerCase();
     const url = `https://${host}`;
     const client = clientAddress(req.socket);
@@ -146,27 +192,106 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
     if (m.ipRestriction?.enabled && !ipAllowed(m.ipRestriction, account.ipPolicies, client.ip)) return refusal(at, EDGE_ERRORS.ipRefused, 'ip_restriction');
     if (m.userAgentFilter?.enabled && !userAgentAllowed(m.userAgentFilter, String(req.headers['user-agent'] ?? '')))
       return refusal(at, EDGE_ERRORS.userAgentRefused, 'user_agent_filter');
+    const policy = options.policies.http(edge.accountId, route.id, m.policy);
+    if (policy === 'invalid') return refusal(at, EDGE_ERRORS.policyFailed, 'traffic policy does not compile');
     const breaker = m.circuitBreaker?.enabled ? breakers.of(route.id, m.circuitBreaker) : undefined;
     if (breaker && !breaker.allow()) return refusal(at, EDGE_ERRORS.circuitOpen, 'circuit_breaker');
     const backend = m.backend;
     return {
+      ...(policy && { policy, conn: policyConnection(req, edge, host, client.ip) }),
       edge,
       route,
       account,
       url,
       client,
       target: normalized.query ? `${normalized.path}?${normalized.query}` : normalized.path,
-      headers: applyHeaders(pairs(forwardedHeaders(req, 'https', client.ip, false)), m.requestHeaders),
+      headers: pairs(forwardedHeaders(req, 'https', client.ip, upgrade)),
       ...(breaker && { breaker }),
       compress: Boolean(m.compression?.enabled),
       candidates: backend?.enabled ? candidates({ backends: account.backends, directory, accountId: edge.accountId }, backend.backend_id) : [],
     };
   }
 
+  /** A policy's own answer (deny, custom-response, redirect, …), logged with its rule. */
+  function policyAnswer(x: Exchange, refusal: PolicyRefusal, phase: string): void {
+    log.info(
+      {
+        edge_id: x.edge.id,
+        route_id: x.route.id,
+        account_id: x.edge.accountId,
+        client_ip: x.client.ip,
+        rule: refusal.rule,
+        action: refusal.action,
+        phase,
+        status: refusal.status,
+      },
+      'edge: request answered by its traffic policy',
+    );
+    const headers = refusal.headers.filter(([name]) => name.toLowerCase() !== 'content-length');
+    headers.push(['Content-Length', String(Buffer.byteLength(refusal.body))]);
+    if (!x.res.headersSent) x.res.writeHead(refusal.status, headers.flat());
+    x.res.end(x.req.method === 'HEAD' ? undefined : refusal.body);
+  }
+
+  function policyError(x: Admitted, rule: string, problem: string): void {
+    log.warn({ edge_id: x.edge.id, route_id: x.route.id, account_id: x.edge.accountId, rule, problem }, 'edge: the traffic policy failed on a request');
+    x.breaker?.record(false);
+  }
+
+  /**
+   * The route's policy on the request (it may change its target and headers, or answer it), then
+   * the request headers module: true when the request goes on to its backend.
+   */
+  async function beforeBackend(
+    x: Exchange | (Admitted & { req: http.IncomingMessage }),
+    answerWith: (refusal: PolicyRefusal | undefined) => void,
+  ): Promise<boolean> {
+    if (x.policy && x.conn) {
+      const request: PolicyRequest = {
+        method: x.req.method ?? 'GET',
+        scheme: 'https',
+        host: String(x.req.headers.host ?? ''),
+        url: x.target,
+        headers: x.headers,
+        version: x.req.httpVersion,
+        receivedAt: new Date(),
+      };
+      const decision = await x.policy.onRequest(x.conn, request);
+      if (decision.kind === 'respond') {
+        x.breaker?.record(false);
+        answerWith(decision.response);
+        return false;
+      }
+      if (decision.kind === 'error') {
+        policyError(x, decision.rule, decision.problem);
+        answerWith(undefined);
+        return false;
+      }
+      x.target = request.url;
+      x.policyRequest = request;
+    }
+    x.headers = applyHeaders(x.headers, x.route.modules.requestHeaders);
+    return true;
+  }
+
   /** The upstream's (or the backend's own) answer sent on, through the response modules. */
   function answer(x: Exchange, status: number, statusMessage: string | undefined, headers: [string, string][], body: NodeJS.ReadableStream | string) {
+    let algorithms: readonly string[] | undefined = x.compress ? ENCODINGS : undefined;
+    if (x.policy && x.conn && x.policyRequest) {
+      const response = { status, headers };
+      const decision = x.policy.onResponse(x.conn, x.policyRequest, response);
+      if (decision.kind !== 'continue') {
+        // The upstream's answer is not sent: its body is read to its end and dropped.
+        if (typeof body !== 'string') body.resume();
+        if (decision.kind === 'respond') return policyAnswer(x, decision.response, 'on_http_response');
+        policyError(x, decision.rule, decision.problem);
+        return sendError(x.req, x.res, EDGE_ERRORS.policyFailed, x.url);
+      }
+      status = response.status;
+      if (decision.compress) algorithms = [...new Set([...(algorithms ?? []), ...decision.compress])];
+    }
     let out = applyHeaders(headers, x.route.modules.responseHeaders);
-    const encoding = x.compress ? encodingFor(x.req, status, out) : undefined;
+    const encoding = algorithms ? encodingFor(x.req, status, out, algorithms) : undefined;
     if (encoding) {
       out = out.filter(([name]) => name.toLowerCase() !== 'content-length');
       out.push(['Content-Encoding', encoding], ['Vary', 'Accept-Encoding']);
@@ -241,35 +366,6 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
     });
   }
 
-  /** A TCP (or TLS) connection to a static address, or why there is none. */
-  function connectStatic(c: Extract<Candidate, { kind: 'static' }>): Promise<Duplex | IngressError> {
-    return new Promise((resolve) => {
-      const socket = c.tls
-        ? tls.connect({
-            host: c.host,
-            port: c.port,
-            servername: net.isIP(c.host) ? '' : c.host,
-            ALPNProtocols: ['http/1.1'],
-            ...(options.backendCa && { ca: options.backendCa }),
-          })
-        : net.connect({ host: c.host, port: c.port });
-      const timer = setTimeout(() => {
-        socket.destroy();
-        resolve(EDGE_ERRORS.timedOut);
-      }, tuning.connectTimeoutMs);
-      socket.once(c.tls ? 'secureConnect' : 'connect', () => {
-        clearTimeout(timer);
-        socket.removeAllListeners('error');
-        resolve(socket);
-      });
-      socket.once('error', () => {
-        clearTimeout(timer);
-        socket.destroy();
-        resolve(EDGE_ERRORS.unreachable);
-      });
-    });
-  }
-
   /** Each candidate in turn until one is reached; the last reason when none is. */
   async function send(x: Exchange, list: Candidate[]): Promise<void> {
     let last: { error: IngressError; detail?: string } = { error: EDGE_ERRORS.noBackend };
@@ -299,13 +395,13 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
         await forward(x, { agent }, label);
         return;
       }
-      const socket = await connectStatic(c);
-      if (!('code' in socket)) {
+      const socket = await connectStatic(c, { connectTimeoutMs: tuning.connectTimeoutMs, backendCa: options.backendCa });
+      if (typeof socket !== 'string') {
         await forward(x, { socket }, label);
         return;
       }
-      log.info({ ...label, code: socket.code }, 'edge: a static address backend could not be reached');
-      last = { error: socket };
+      log.info({ ...label, why: socket }, 'edge: a static address backend could not be reached');
+      last = { error: socket === 'timeout' ? EDGE_ERRORS.timedOut : EDGE_ERRORS.unreachable };
     }
     x.breaker?.record(true);
     x.res.shouldKeepAlive = false;
@@ -319,8 +415,22 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
         if (admitted.refused.status >= 500) res.shouldKeepAlive = false;
         return sendError(req, res, admitted.refused, `https://${String(req.headers.host ?? '').toLowerCase()}`, admitted.detail);
       }
+      if (admitted.route.modules.websocketTcpConverter?.enabled) {
+        req.resume();
+        res.shouldKeepAlive = false;
+        return sendError(req, res, EDGE_ERRORS.websocketOnly, admitted.url);
+      }
       const x: Exchange = { ...admitted, req, res };
-      void send(x, x.candidates).catch((err: unknown) => {
+      const onward = async () => {
+        const goes = await beforeBackend(x, (refusal) => {
+          x.req.resume();
+          if (refusal) return policyAnswer(x, refusal, 'on_http_request');
+          res.shouldKeepAlive = false;
+          sendError(req, res, EDGE_ERRORS.policyFailed, x.url);
+        });
+        if (goes) await send(x, x.candidates);
+      };
+      void onward().catch((err: unknown) => {
         log.error({ err, edge_id: edge.id }, 'edge: request failed');
         if (!res.headersSent) sendError(req, res, INGRESS_ERRORS.agentFailed, x.url);
         else res.destroy();
@@ -333,31 +443,74 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
         socket.on('error', () => {});
         socket.end(rawErrorResponse(error, `https://${String(req.headers.host ?? '').toLowerCase()}`, req.headers.accept, detail));
       };
-      const x = admit(req, edge);
-      if ('refused' in x) return fail(x.refused, x.detail);
-      const tunnel = x.candidates.find((c): c is Extract<Candidate, { kind: 'tunnel' }> => c.kind === 'tunnel');
-      if (!tunnel) return fail(x.candidates.some((c) => c.kind === 'offline') ? INGRESS_ERRORS.endpointOffline : EDGE_ERRORS.unreachable);
-      let stream: Duplex;
-      try {
-        stream = tunnel.target.connect(x.client.addr);
-      } catch {
-        return fail(INGRESS_ERRORS.agentFailed);
-      }
-      const raw = req.socket;
-      raw.setTimeout(0);
-      raw.setKeepAlive(true, 30_000);
-      let text = `${req.method} ${x.target} HTTP/1.1\r\n`;
-      for (const [name, value] of applyHeaders(pairs(forwardedHeaders(req, 'https', x.client.ip, true)), x.route.modules.requestHeaders))
-        text += `${name}: ${value}\r\n`;
-      stream.write(text + '\r\n');
-      if (head.length > 0) stream.write(head);
-      stream.on('error', () => socket.destroy());
-      socket.on('error', () => stream.destroy());
-      stream.on('close', () => socket.destroy());
-      socket.on('close', () => stream.destroy());
-      socket.pipe(stream);
-      stream.pipe(socket);
-      x.breaker?.record(false);
+      const admitted = admit(req, edge, true);
+      if ('refused' in admitted) return fail(admitted.refused, admitted.detail);
+      void beforeBackend({ ...admitted, req }, (refusal) => {
+        if (!refusal) return fail(EDGE_ERRORS.policyFailed);
+        socket.on('error', () => {});
+        let text = `HTTP/1.1 ${refusal.status} ${http.STATUS_CODES[refusal.status] ?? 'Error'}\r\n`;
+        for (const [name, value] of refusal.headers) if (name.toLowerCase() !== 'content-length') text += `${name}: ${value}\r\n`;
+        socket.end(`${text}Content-Length: ${Buffer.byteLength(refusal.body)}\r\nConnection: close\r\n\r\n${refusal.body}`);
+      })
+        .then(async (goes) => {
+          if (!goes) return;
+          if (admitted.route.modules.websocketTcpConverter?.enabled) return convertWebSocket(admitted, req, socket, head, fail);
+          connectUpgrade(admitted, req, socket, head, fail);
+        })
+        .catch((err: unknown) => {
+          log.error({ err, edge_id: edge.id }, 'edge: upgrade failed');
+          socket.destroy();
+        });
     },
   };
+
+  async function convertWebSocket(x: Admitted, req: http.IncomingMessage, socket: Duplex, head: Buffer, fail: (error: IngressError) => void): Promise<void> {
+    const stream = await openBackendStream(x.candidates, x.client.addr, {
+      connectTimeoutMs: tuning.connectTimeoutMs,
+      backendCa: options.backendCa,
+      log,
+      edgeId: x.edge.id,
+    });
+    if (!stream) {
+      x.breaker?.record(true);
+      return fail(x.candidates.some((c) => c.kind === 'offline') ? INGRESS_ERRORS.endpointOffline : EDGE_ERRORS.unreachable);
+    }
+    if (socket.destroyed) return void stream.destroy();
+    req.socket.setTimeout(0);
+    req.socket.setKeepAlive(true, 30_000);
+    let upgraded = false;
+    // A handshake ws refuses (answered 400) closes the client's socket: the backend's stream goes too.
+    socket.once('close', () => upgraded || stream.destroy());
+    webSockets.handleUpgrade(req, socket, head, (ws) => {
+      upgraded = true;
+      x.breaker?.record(false);
+      joinStreams(createWebSocketStream(ws), stream);
+    });
+  }
+
+  /** An upgrade (a WebSocket) that the route let through: its head to the agent, then its bytes both ways. */
+  function connectUpgrade(x: Admitted, req: http.IncomingMessage, socket: Duplex, head: Buffer, fail: (error: IngressError) => void): void {
+    const tunnel = x.candidates.find((c): c is Extract<Candidate, { kind: 'tunnel' }> => c.kind === 'tunnel');
+    if (!tunnel) return fail(x.candidates.some((c) => c.kind === 'offline') ? INGRESS_ERRORS.endpointOffline : EDGE_ERRORS.unreachable);
+    let stream: Duplex;
+    try {
+      stream = tunnel.target.connect(x.client.addr);
+    } catch {
+      return fail(INGRESS_ERRORS.agentFailed);
+    }
+    const raw = req.socket;
+    raw.setTimeout(0);
+    raw.setKeepAlive(true, 30_000);
+    let text = `${req.method} ${x.target} HTTP/1.1\r\n`;
+    for (const [name, value] of x.headers) text += `${name}: ${value}\r\n`;
+    stream.write(text + '\r\n');
+    if (head.length > 0) stream.write(head);
+    stream.on('error', () => socket.destroy());
+    socket.on('error', () => stream.destroy());
+    stream.on('close', () => socket.destroy());
+    socket.on('close', () => stream.destroy());
+    socket.pipe(stream);
+    stream.pipe(socket);
+    x.breaker?.record(false);
+  }
 }

@@ -12,10 +12,13 @@ import { ipAllowed } from '../edges/access.js';
 import { candidates, type Candidate } from '../edges/backends.js';
 import type { AccountEdges, StreamEdgeModules } from '../edges/edge-config.js';
 import type { EdgeDirectory } from '../edges/edge-directory.js';
+import type { CompiledPolicies } from '../edges/policies.js';
+import type { PolicyConnection } from '../edges/traffic-policy/index.js';
 import { joinStreams } from '../lib/stream/join.js';
 
 export interface StreamEdgeOptions {
   edges: EdgeDirectory;
+  policies: CompiledPolicies;
   directory: IngressDirectory;
   log: Logger;
   /** Milliseconds to connect to a static address (default 10 s). */
@@ -28,6 +31,8 @@ export interface StreamEdgeOptions {
 export interface StreamEdge extends StreamEdgeModules {
   id: string;
   accountId: string;
+  /** A TLS edge's: the name the client asked for. */
+  serverName?: string;
 }
 
 export interface StreamEdgeServer {
@@ -38,50 +43,83 @@ export interface StreamEdgeServer {
   serve(socket: Duplex, edge: StreamEdge, client: { ip: string; addr: string }): void;
 }
 
+/** What a traffic policy sees of a TCP or TLS edge's connection. */
+function policyConnection(socket: Duplex, edge: StreamEdge, client: { ip: string; addr: string }): PolicyConnection {
+  const tcp = socket as Partial<net.Socket>;
+  const serverPort = tcp.localPort ?? 0;
+  const host = edge.serverName ?? (tcp.localAddress ?? '').replace(/^::ffff:(?=\d+\.)/, '');
+  const protocol = edge.serverName ? 'tls' : 'tcp';
+  return {
+    clientIp: client.ip,
+    clientPort: Number(/:(\d+)$/.exec(client.addr)?.[1] ?? 0),
+    serverIp: (tcp.localAddress ?? '').replace(/^::ffff:(?=\d+\.)/, ''),
+    serverPort,
+    startedAt: new Date(),
+    endpoint: { id: edge.id, host, port: serverPort, url: `${protocol}://${host}:${serverPort}`, addr: `${host}:${serverPort}`, protocol },
+  };
+}
+
+/** A TCP (or TLS) connection to a static address, or why there is none: it refused (or failed), or timed out. */
+export function connectStatic(
+  c: Extract<Candidate, { kind: 'static' }>,
+  options: { connectTimeoutMs: number; backendCa?: string | undefined },
+): Promise<Duplex | 'refused' | 'timeout'> {
+  return new Promise((resolve) => {
+    const socket = c.tls
+      ? tls.connect({ host: c.host, port: c.port, servername: net.isIP(c.host) ? '' : c.host, ...(options.backendCa && { ca: options.backendCa }) })
+      : net.connect({ host: c.host, port: c.port, noDelay: true });
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve('timeout');
+    }, options.connectTimeoutMs);
+    socket.once(c.tls ? 'secureConnect' : 'connect', () => {
+      clearTimeout(timer);
+      socket.removeAllListeners('error');
+      resolve(socket);
+    });
+    socket.once('error', () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve('refused');
+    });
+  });
+}
+
+/**
+ * A byte stream to the first candidate that can be reached: an agent's stream or a connection to
+ * a static address. HTTP response backends mean nothing to a byte stream and are passed over.
+ */
+export async function openBackendStream(
+  list: readonly Candidate[],
+  clientAddr: string,
+  options: { connectTimeoutMs: number; backendCa?: string | undefined; log: Logger; edgeId: string },
+): Promise<Duplex | undefined> {
+  for (const c of list) {
+    if (c.kind === 'tunnel') {
+      try {
+        return c.target.connect(clientAddr);
+      } catch {
+        continue;
+      }
+    }
+    if (c.kind === 'static') {
+      const socket = await connectStatic(c, options);
+      if (typeof socket !== 'string') return socket;
+      options.log.info({ edge_id: options.edgeId, backend_id: c.backendId }, 'edge: a static address backend could not be reached');
+    }
+  }
+  return undefined;
+}
+
 export function createStreamEdgeServer(options: StreamEdgeOptions): StreamEdgeServer {
   const { edges, directory, log } = options;
   const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
 
-  function connectStatic(c: Extract<Candidate, { kind: 'static' }>): Promise<Duplex | undefined> {
-    return new Promise((resolve) => {
-      const socket = c.tls
-        ? tls.connect({ host: c.host, port: c.port, servername: net.isIP(c.host) ? '' : c.host, ...(options.backendCa && { ca: options.backendCa }) })
-        : net.connect({ host: c.host, port: c.port, noDelay: true });
-      const timer = setTimeout(() => {
-        socket.destroy();
-        resolve(undefined);
-      }, connectTimeoutMs);
-      socket.once(c.tls ? 'secureConnect' : 'connect', () => {
-        clearTimeout(timer);
-        socket.removeAllListeners('error');
-        resolve(socket);
-      });
-      socket.once('error', () => {
-        clearTimeout(timer);
-        socket.destroy();
-        resolve(undefined);
-      });
-    });
-  }
-
-  async function connect(account: AccountEdges, edge: StreamEdge, client: { addr: string }): Promise<Duplex | undefined> {
+  function connect(account: AccountEdges, edge: StreamEdge, client: { addr: string }): Promise<Duplex | undefined> {
     const backend = edge.backend;
-    if (!backend?.enabled) return undefined;
-    for (const c of candidates({ backends: account.backends, directory, accountId: edge.accountId }, backend.backend_id)) {
-      if (c.kind === 'tunnel') {
-        try {
-          return c.target.connect(client.addr);
-        } catch {
-          continue;
-        }
-      }
-      if (c.kind === 'static') {
-        const socket = await connectStatic(c);
-        if (socket) return socket;
-        log.info({ edge_id: edge.id, backend_id: c.backendId }, 'edge: a static address backend could not be reached');
-      }
-    }
-    return undefined;
+    if (!backend?.enabled) return Promise.resolve(undefined);
+    const list = candidates({ backends: account.backends, directory, accountId: edge.accountId }, backend.backend_id);
+    return openBackendStream(list, client.addr, { connectTimeoutMs, backendCa: options.backendCa, log, edgeId: edge.id });
   }
 
   return {
@@ -94,6 +132,25 @@ export function createStreamEdgeServer(options: StreamEdgeOptions): StreamEdgeSe
       const account = edges.account(edge.accountId);
       if (!account) return refuse('no configuration');
       if (edge.ipRestriction?.enabled && !ipAllowed(edge.ipRestriction, account.ipPolicies, client.ip)) return refuse('ip_restriction');
+      const policy = options.policies.tcp(edge.accountId, edge.id, edge.policy);
+      if (policy === 'invalid') return refuse('traffic policy does not compile');
+      if (policy) {
+        const decision = policy.onConnect(policyConnection(socket, edge, client));
+        if (decision.kind === 'deny') {
+          log.info(
+            { edge_id: edge.id, account_id: edge.accountId, client_ip: client.ip, rule: decision.rule, action: decision.action },
+            'edge: connection refused by its traffic policy',
+          );
+          return void socket.destroy();
+        }
+        if (decision.kind === 'error') {
+          log.warn(
+            { edge_id: edge.id, account_id: edge.accountId, rule: decision.rule, problem: decision.problem },
+            'edge: the traffic policy failed on a connection',
+          );
+          return void socket.destroy();
+        }
+      }
       // Nothing is read from the client until its backend is there: its first bytes wait for it.
       socket.pause();
       connect(account, edge, client).then(

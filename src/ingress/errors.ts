@@ -44,6 +44,11 @@ export const EDGE_ERRORS = {
   unreachable: { code: 'ERR_EP_INGRESS_706', status: 502, message: (url: string) => `The upstream of ${url} could not be reached.` },
   timedOut: { code: 'ERR_EP_INGRESS_707', status: 504, message: (url: string) => `The upstream of ${url} did not answer in time.` },
   noBackend: { code: 'ERR_EP_INGRESS_708', status: 502, message: (url: string) => `The route serving ${url} has no backend.` },
+  websocketOnly: {
+    code: 'ERR_EP_INGRESS_711',
+    status: 426,
+    message: (url: string) => `The route serving ${url} takes WebSocket connections only: it converts them to TCP for its backend.`,
+  },
   policyFailed: {
     code: 'ERR_EP_INGRESS_709',
     status: 500,
@@ -55,6 +60,7 @@ const REASONS: Record<number, string> = {
   400: 'Bad Request',
   403: 'Forbidden',
   404: 'Not Found',
+  426: 'Upgrade Required',
   500: 'Internal Server Error',
   501: 'Not Implemented',
   502: 'Bad Gateway',

@@ -11,8 +11,8 @@ import { pipeline, type Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { IngressDirectory, TunnelTarget } from '../core/live-agents.js';
 import { CircuitBreakers } from '../edges/circuit-breaker.js';
-import type { EdgeDirectory } from '../edges/edge-directory.js';
-import { createEdgeHttp, type EdgeHttpTuning } from './edge-http.js';
+import { createEdgeHttp } from './edge-http.js';
+import type { IngressEdges } from './http.js';
 import { INGRESS_ERRORS, rawErrorResponse, sendError, type IngressError } from './errors.js';
 
 export type Scheme = 'http' | 'https';
@@ -24,10 +24,7 @@ export interface HttpProxyOptions {
   /** Tunnels one client connection keeps a stream to at once (default 8); past it the oldest is closed. */
   maxTunnelsPerConnection?: number;
   /** The edges whose hostports are served (HTTPS edges take their hosts' requests over HTTPS). */
-  edges?: EdgeDirectory;
-  edgeTuning?: EdgeHttpTuning;
-  /** More CAs to trust for static address backends with TLS. */
-  backendCa?: string;
+  edges?: IngressEdges | undefined;
 }
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1), never forwarded; `Proxy-*` are dropped as well. */
@@ -188,17 +185,18 @@ export function createHttpProxy(options: HttpProxyOptions): HttpProxy {
   }
 
   const urlOf = (host: string) => `${scheme}://${host}`;
-  const edges = options.edges;
+  const edges = options.edges?.directory;
   const edgeHttp =
-    edges &&
+    options.edges &&
     createEdgeHttp({
-      edges,
+      edges: options.edges.directory,
+      policies: options.edges.policies,
       directory,
       log,
       breakers: new CircuitBreakers(),
       streamsFor,
-      ...(options.edgeTuning && { tuning: options.edgeTuning }),
-      ...(options.backendCa && { backendCa: options.backendCa }),
+      ...(options.edges.tuning && { tuning: options.edges.tuning }),
+      ...(options.edges.backendCa && { backendCa: options.edges.backendCa }),
     });
 
   return {

@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { IngressDirectory } from '../core/live-agents.js';
 import type { EdgeDirectory } from '../edges/edge-directory.js';
+import type { CompiledPolicies } from '../edges/policies.js';
 import type { EdgeHttpTuning } from './edge-http.js';
 import type { StreamEdgeServer } from './edge-stream.js';
 import { createHttpProxy, type Scheme } from './http-proxy.js';
@@ -13,6 +14,8 @@ export interface IngressEdges {
   directory: EdgeDirectory;
   /** TLS edges' connections, once their TLS is terminated here or read to its server name. */
   streams: StreamEdgeServer;
+  /** The edges' traffic policies, compiled. */
+  policies: CompiledPolicies;
   tuning?: EdgeHttpTuning;
   /** More CAs to trust for static address backends with TLS. */
   backendCa?: string;
@@ -77,9 +80,7 @@ export function serveProxy(
     scheme: options.scheme,
     log: options.log,
     maxTunnelsPerConnection: options.tuning.maxTunnelsPerConnection,
-    ...(edges && { edges: edges.directory }),
-    ...(edges?.tuning && { edgeTuning: edges.tuning }),
-    ...(edges?.backendCa && { backendCa: edges.backendCa }),
+    edges,
   });
   server.timeout = options.tuning.idleTimeoutMs;
   server.maxConnections = options.tuning.maxConnections;

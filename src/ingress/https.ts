@@ -123,7 +123,7 @@ export function createHttpsListener(options: HttpsListenerOptions): https.Server
       (secured) => {
         const name = typeof secured.servername === 'string' ? secured.servername.toLowerCase() : '';
         const tlsEdge = edges?.directory.tlsEdge(name);
-        if (tlsEdge && edges) return edges.streams.serve(secured, tlsEdge, clientAddress(secured));
+        if (tlsEdge && edges) return edges.streams.serve(secured, { ...tlsEdge, serverName: name }, clientAddress(secured));
         // An HTTPS edge's connection: served as the HTTPS server serves its own.
         server.emit('secureConnection', secured);
       },
@@ -146,7 +146,7 @@ export function createHttpsListener(options: HttpsListenerOptions): https.Server
   function serveTlsEdge(socket: net.Socket, name: string, edge: TlsEdge, streams: StreamEdgeServer): void {
     if (!terminatesAtEdge(edge.tlsTermination)) {
       socket.setKeepAlive(true, 30_000);
-      return streams.serve(socket, edge, clientAddress(socket));
+      return streams.serve(socket, { ...edge, serverName: name }, clientAddress(socket));
     }
     terminateWith(socket, variantByName(name) ?? { clientCerts: false });
   }

@@ -10,6 +10,7 @@ import type { DomainSettings } from '../config.js';
 import type { Store } from '../db/store.js';
 import { createIngressCertificates, type IngressCertificatesOptions } from '../ingress/certificates.js';
 import { EdgeDirectory } from '../edges/edge-directory.js';
+import { CompiledPolicies } from '../edges/policies.js';
 import type { EdgeHttpTuning } from '../ingress/edge-http.js';
 import { createStreamEdgeServer } from '../ingress/edge-stream.js';
 import { EdgePorts } from './edge-ports.js';
@@ -79,8 +80,10 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
     ...(ingress.configPollMs !== undefined && { pollMs: ingress.configPollMs }),
   });
   await edges.start();
+  const policies = new CompiledPolicies(edges, log.child({ component: 'edges' }));
   const streams = createStreamEdgeServer({
     edges,
+    policies,
     directory: registry,
     log: log.child({ component: 'edges' }),
     ...(ingress.edgeTuning?.connectTimeoutMs !== undefined && { connectTimeoutMs: ingress.edgeTuning.connectTimeoutMs }),
@@ -95,6 +98,7 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
           edges: {
             directory: edges,
             streams,
+            policies,
             ...(ingress.edgeTuning && { tuning: ingress.edgeTuning }),
             ...(ingress.backendCa && { backendCa: ingress.backendCa }),
           },

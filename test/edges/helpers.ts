@@ -150,3 +150,19 @@ export async function agent(h: Harness, api: Api): Promise<ngrok.Session> {
     .caCert(Buffer.from(h.agents!.caPem))
     .connect();
 }
+
+/** Resolves once this instance listens on the TCP edge port. */
+export async function portListening(h: Harness, port: number): Promise<void> {
+  const ports = h.agents!.edgePorts;
+  if (ports.isListening(port)) return;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`port ${port} was not listened on within 5 s`)), 5000);
+    const onListening = (p: number) => {
+      if (p !== port) return;
+      clearTimeout(timer);
+      ports.off('listening', onListening);
+      resolve();
+    };
+    ports.on('listening', onListening);
+  });
+}

@@ -7,6 +7,8 @@ import http from 'node:http';
 import net from 'node:net';
 import { test } from 'node:test';
 import zlib from 'node:zlib';
+import { once } from 'node:events';
+import WebSocket, { WebSocketServer } from 'ws';
 import { describeEachStore } from '../helpers/harness.js';
 import { agent, created, edgesRead, edgeWithRoute, put, request, reservedHost, routesRead, upstream } from './helpers.js';
 
@@ -235,6 +237,57 @@ describeEachStore(
       plain.resume();
       assert.equal(plain.statusCode, 308);
       assert.equal(plain.headers.location, `https://${host}/a?b=1`);
+    });
+
+    test('WebSockets: upgraded through a tunnel group to the agent’s upstream; with websocket_tcp_converter, messages reach a TCP backend as bytes and plain requests are 426', async () => {
+      const api = await h().newAccount();
+      const server = http.createServer();
+      const wss = new WebSocketServer({ server });
+      wss.on('connection', (ws, req) => ws.on('message', (data) => ws.send(`ws ${req.url} ${String(data)}`)));
+      server.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      const tcp = net.createServer((socket) => socket.on('data', (chunk) => socket.write(`tcp ${chunk.toString()}`)));
+      tcp.listen(0, '127.0.0.1');
+      await once(tcp, 'listening');
+      const session = await agent(h(), api);
+      const open = (host: string, path: string) => {
+        // TLS options pass through ws to tls.connect: the name for SNI and the service CA.
+        const options: WebSocket.ClientOptions & { servername: string } = { ca: h().agents!.caPem, servername: host, headers: { host } };
+        return new WebSocket(`wss://127.0.0.1:${h().agents!.httpsPort}${path}`, options);
+      };
+      const reply = async (ws: WebSocket, message: string) => {
+        if (ws.readyState !== WebSocket.OPEN) await once(ws, 'open');
+        ws.send(message);
+        const [data] = (await once(ws, 'message')) as [Buffer];
+        return data.toString();
+      };
+      try {
+        await session
+          .labeledListener()
+          .label('ws', 'yes')
+          .listenAndForward(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}`);
+        const group = await created(api, '/backends/tunnel_group', { labels: { ws: 'yes' } });
+        const upgraded = await edgeWithRoute(api, { backend: { backend_id: group.id } });
+        await routesRead(h(), upgraded.host, 1);
+        const ws = open(upgraded.host, '/chat/../live');
+        assert.equal(await reply(ws, 'hi'), 'ws /live hi');
+        ws.close();
+
+        const raw = await created(api, '/backends/static', { address: `127.0.0.1:${(tcp.address() as net.AddressInfo).port}`, tls: { enabled: false } });
+        const converted = await edgeWithRoute(api, { backend: { backend_id: raw.id }, websocket_tcp_converter: { enabled: true } });
+        await routesRead(h(), converted.host, 1);
+        const bytes = open(converted.host, '/');
+        assert.equal(await reply(bytes, 'ping'), 'tcp ping');
+        bytes.close();
+        const plain = await request(h(), converted.host, '/');
+        assert.equal(plain.status, 426);
+        assert.equal(plain.headers['ngrok-error-code'], 'ERR_EP_INGRESS_711');
+      } finally {
+        await session.close();
+        wss.close();
+        server.close();
+        tcp.close();
+      }
     });
 
     test('edges of one account never serve another’s names; a deleted edge stops serving at once', async () => {

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import tls from 'node:tls';
 import { makeChain, selfSigned } from '../helpers/certs.js';
 import { describeEachStore, type Harness } from '../helpers/harness.js';
-import { agent, created, edgesRead, put, request, reservedHost } from './helpers.js';
+import { agent, created, edgesRead, portListening, put, request, reservedHost } from './helpers.js';
 
 /** A TCP upstream that answers each line with `<name>: <line>`; or, with `tlsOptions`, the same over TLS. */
 async function echo(name: string, tlsOptions?: tls.TlsOptions): Promise<{ port: number; close(): Promise<void> }> {
@@ -54,22 +54,6 @@ function tlsConnect(h: Harness, servername: string, options: tls.ConnectionOptio
   return new Promise((resolve, reject) => {
     const socket = tls.connect({ host: '127.0.0.1', port: h.agents!.httpsPort, servername, ca: h.agents!.caPem, ...options }, () => resolve(socket));
     socket.once('error', reject);
-  });
-}
-
-/** Resolves once this instance listens on the TCP edge port. */
-async function portListening(h: Harness, port: number): Promise<void> {
-  const ports = h.agents!.edgePorts;
-  if (ports.isListening(port)) return;
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`port ${port} was not listened on within 5 s`)), 5000);
-    const onListening = (p: number) => {
-      if (p !== port) return;
-      clearTimeout(timer);
-      ports.off('listening', onListening);
-      resolve();
-    };
-    ports.on('listening', onListening);
   });
 }
 
