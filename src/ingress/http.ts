@@ -85,6 +85,14 @@ export function serveProxy(
   server.timeout = options.tuning.idleTimeoutMs;
   server.maxConnections = options.tuning.maxConnections;
   server.on('request', proxy.onRequest);
+  // node's own answer to a request it cannot parse writes and destroys at once, which loses the
+  // answer on a TLS connection (written, not yet flushed): it is ended instead, then closed.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    setTimeout(() => socket.destroy(), 1000).unref();
+  });
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     // Out of node:http's hands now: closed by the listener's close().
     options.track(socket);

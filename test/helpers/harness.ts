@@ -21,6 +21,7 @@ import { sessionCommands } from '../../src/tunnels/commands.js';
 import { startDataPlane, type DataPlane } from '../../src/tunnels/data-plane.js';
 import type { EdgeDirectory } from '../../src/edges/edge-directory.js';
 import type { EdgePorts } from '../../src/tunnels/edge-ports.js';
+import type { EdgeHttpTuning } from '../../src/ingress/edge-http.js';
 import { AgentSessionRegistry } from '../../src/tunnels/registry.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
@@ -209,6 +210,8 @@ export interface HarnessOptions {
   agents?: AgentListenerTuning;
   /** The lease of the live agent records (default 30 s). */
   leaseMs?: number;
+  /** Edges' timeouts towards their backends (default: the data plane's). */
+  edgeTuning?: EdgeHttpTuning;
 }
 
 /** The agent listener of a harness: where agents dial, the CA to trust, the live sessions. */
@@ -290,6 +293,7 @@ async function serveApp(store: Store, database: Config['database'], options: Har
         http: { host: '127.0.0.1', port: 0 },
         tcpHost: '127.0.0.1',
         certificates: { dataDir: tlsDir, defaultCertificate: { cert: tls.cert, key: tls.key } },
+        ...(options.edgeTuning && { edgeTuning: options.edgeTuning }),
       },
       ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }),
     });
