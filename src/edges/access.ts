@@ -5,7 +5,8 @@ import { IpMatcher, type Rule } from '../lib/ip/cidr.js';
 import { compileRe2, type Re2Pattern } from '../lib/regex/re2-runtime.js';
 import type { IpPolicyRules, IpRestrictionModule, UserAgentFilterModule } from './edge-config.js';
 
-const ipMatchers = new WeakMap<IpRestrictionModule, IpMatcher>();
+/** Each module's matcher, made from the policies it was made with (a snapshot holds both; a new snapshot, new ones). */
+const ipMatchers = new WeakMap<IpRestrictionModule, { policies: ReadonlyMap<string, IpPolicyRules>; matcher: IpMatcher }>();
 
 /**
  * Whether the client's address passes the IP restriction: some allow rule of its policies matches
@@ -13,7 +14,7 @@ const ipMatchers = new WeakMap<IpRestrictionModule, IpMatcher>();
  * API's own IP restrictions do). A policy deleted meanwhile adds no rule.
  */
 export function ipAllowed(module: IpRestrictionModule, policies: ReadonlyMap<string, IpPolicyRules>, clientIp: string): boolean {
-  let matcher = ipMatchers.get(module);
+  let matcher = ipMatchers.get(module)?.policies === policies ? ipMatchers.get(module)!.matcher : undefined;
   if (!matcher) {
     const rules: Rule[] = [];
     for (const id of module.ip_policy_ids) {
@@ -22,7 +23,7 @@ export function ipAllowed(module: IpRestrictionModule, policies: ReadonlyMap<str
       for (const cidr of policy?.deny ?? []) rules.push({ cidr, action: 'deny' });
     }
     matcher = new IpMatcher(rules);
-    ipMatchers.set(module, matcher);
+    ipMatchers.set(module, { policies, matcher });
   }
   return matcher.allows(clientIp);
 }

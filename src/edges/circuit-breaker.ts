@@ -1,9 +1,11 @@
-// The circuit breaker of a route: the outcomes of its requests over a rolling window, in buckets;
+// The circuit breaker of a route: the outcomes of its requests over a rolling window of
+// `num_buckets` buckets (the current one and those before it that started within the window);
 // when the window holds at least `volume_threshold` requests and the fraction of errors among them
 // reaches `error_threshold_percentage`, the breaker trips and refuses every request for
 // `tripped_duration` seconds. Then one request is let through: its success closes the breaker
-// (and starts a fresh window), its failure trips it again. An error is a 5xx answer of the
-// upstream or an upstream that could not be reached. Pure but for the clock it is given.
+// (and starts a fresh window), its failure trips it again; only that request's outcome decides,
+// not a late one of a request let through before. An error is a 5xx answer of the upstream or an
+// upstream that could not be reached. Pure but for the clock it is given.
 import type { CircuitBreakerModule } from './edge-config.js';
 
 interface Bucket {
@@ -11,6 +13,11 @@ interface Bucket {
   start: number;
   total: number;
   errors: number;
+}
+
+/** A request the breaker let through: its outcome is told once (a second time is ignored). */
+export interface BreakerPass {
+  record(error: boolean): void;
 }
 
 export class CircuitBreaker {
@@ -27,20 +34,30 @@ export class CircuitBreaker {
     return (this.config.rolling_window * 1000) / this.config.num_buckets;
   }
 
-  /** Whether a request may go on now; a request let through must be followed by `record`. */
-  allow(): boolean {
+  /** A pass for a request that may go on now, or undefined while tripped; its outcome is told to the pass. */
+  allow(): BreakerPass | undefined {
     const now = this.now();
-    if (this.openUntil === 0) return true;
-    if (now < this.openUntil || this.probing) return false;
+    if (this.openUntil === 0) return this.pass(false);
+    if (now < this.openUntil || this.probing) return undefined;
     // Half open: this one request tells whether the upstream is back.
     this.probing = true;
-    return true;
+    return this.pass(true);
   }
 
-  /** The outcome of a request `allow` let through. */
-  record(error: boolean): void {
+  private pass(probe: boolean): BreakerPass {
+    let told = false;
+    return {
+      record: (error) => {
+        if (told) return;
+        told = true;
+        this.outcome(probe, error);
+      },
+    };
+  }
+
+  private outcome(probe: boolean, error: boolean): void {
     const now = this.now();
-    if (this.probing) {
+    if (probe) {
       this.probing = false;
       if (error) this.openUntil = now + this.config.tripped_duration * 1000;
       else {
@@ -59,7 +76,7 @@ export class CircuitBreaker {
     last.total++;
     if (error) last.errors++;
     const windowStart = now - this.config.rolling_window * 1000;
-    while (this.buckets.length > 0 && this.buckets[0]!.start + this.bucketMs <= windowStart) this.buckets.shift();
+    while (this.buckets.length > 0 && this.buckets[0]!.start <= windowStart) this.buckets.shift();
     let total = 0;
     let errors = 0;
     for (const b of this.buckets) {

@@ -14,7 +14,7 @@ import { createWebSocketStream, WebSocketServer } from 'ws';
 import type { IngressDirectory, TunnelTarget } from '../core/live-agents.js';
 import { ipAllowed, userAgentAllowed } from '../edges/access.js';
 import { candidates, type Candidate } from '../edges/backends.js';
-import type { CircuitBreaker, CircuitBreakers } from '../edges/circuit-breaker.js';
+import type { BreakerPass, CircuitBreakers } from '../edges/circuit-breaker.js';
 import type { AccountEdges, HeadersModule, HttpsEdge, HttpsRoute } from '../edges/edge-config.js';
 import type { EdgeDirectory } from '../edges/edge-directory.js';
 import type { CompiledPolicies } from '../edges/policies.js';
@@ -23,7 +23,8 @@ import { matchRoute, normalizeTarget } from '../edges/routes.js';
 import { EDGE_ERRORS, INGRESS_ERRORS, rawErrorResponse, sendError, type IngressError } from './errors.js';
 import { connectStatic, openBackendStream } from './edge-stream.js';
 import { joinStreams } from '../lib/stream/join.js';
-import { asSocket, classify, clientAddress, forwardedHeaders, returnedHeaders } from './http-proxy.js';
+import { asSocket, classify, clientAddress, forwardedHeaders, returnedHeaders } from './forwarding.js';
+import type { StreamEdgeServer } from './edge-stream.js';
 
 export interface EdgeHttpTuning {
   /** Milliseconds to connect to a static address (default 10 s); past it the next backend is tried, or 504. */
@@ -33,6 +34,18 @@ export interface EdgeHttpTuning {
 }
 
 export const EDGE_HTTP_DEFAULTS: Required<EdgeHttpTuning> = { connectTimeoutMs: 10_000, responseTimeoutMs: 60_000 };
+
+/** The edges public ingress serves, and how it reaches their backends. */
+export interface IngressEdges {
+  directory: EdgeDirectory;
+  /** TLS edges' connections, once their TLS is terminated here or read to its server name. */
+  streams: StreamEdgeServer;
+  /** The edges' traffic policies, compiled. */
+  policies: CompiledPolicies;
+  tuning?: EdgeHttpTuning;
+  /** More CAs to trust for static address backends with TLS. */
+  backendCa?: string;
+}
 
 export interface EdgeHttpOptions {
   edges: EdgeDirectory;
@@ -57,7 +70,8 @@ interface Admitted {
   /** What goes to the upstream: the request target and the headers, as name/value pairs. */
   target: string;
   headers: [string, string][];
-  breaker?: CircuitBreaker;
+  /** The circuit breaker's pass for this request: its outcome is told to it. */
+  breaker?: BreakerPass;
   compress: boolean;
   /** The backends to try, in order. */
   candidates: Candidate[];
@@ -194,8 +208,8 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       return refusal(at, EDGE_ERRORS.userAgentRefused, 'user_agent_filter');
     const policy = options.policies.http(edge.accountId, route.id, m.policy);
     if (policy === 'invalid') return refusal(at, EDGE_ERRORS.policyFailed, 'traffic policy does not compile');
-    const breaker = m.circuitBreaker?.enabled ? breakers.of(route.id, m.circuitBreaker) : undefined;
-    if (breaker && !breaker.allow()) return refusal(at, EDGE_ERRORS.circuitOpen, 'circuit_breaker');
+    const breaker = m.circuitBreaker?.enabled ? breakers.of(route.id, m.circuitBreaker).allow() : undefined;
+    if (m.circuitBreaker?.enabled && !breaker) return refusal(at, EDGE_ERRORS.circuitOpen, 'circuit_breaker');
     const backend = m.backend;
     return {
       ...(policy && { policy, conn: policyConnection(req, edge, host, client.ip) }),

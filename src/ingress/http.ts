@@ -3,23 +3,11 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { IngressDirectory } from '../core/live-agents.js';
-import type { EdgeDirectory } from '../edges/edge-directory.js';
-import type { CompiledPolicies } from '../edges/policies.js';
-import type { EdgeHttpTuning } from './edge-http.js';
-import type { StreamEdgeServer } from './edge-stream.js';
-import { createHttpProxy, type Scheme } from './http-proxy.js';
+import type { IngressEdges } from './edge-http.js';
+import { createHttpProxy } from './http-proxy.js';
+import type { Scheme } from './forwarding.js';
 
-/** The edges public ingress serves, and how it reaches their backends. */
-export interface IngressEdges {
-  directory: EdgeDirectory;
-  /** TLS edges' connections, once their TLS is terminated here or read to its server name. */
-  streams: StreamEdgeServer;
-  /** The edges' traffic policies, compiled. */
-  policies: CompiledPolicies;
-  tuning?: EdgeHttpTuning;
-  /** More CAs to trust for static address backends with TLS. */
-  backendCa?: string;
-}
+export type { IngressEdges } from './edge-http.js';
 
 export interface IngressTuning {
   /** Milliseconds a client has to send its ClientHello, and to finish the TLS handshake (default 10 s). */

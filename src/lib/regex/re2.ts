@@ -26,7 +26,7 @@ export function re2Problem(source: string): string | undefined {
     compileRe2(source);
     return undefined;
   } catch (error) {
-    refused = String((error as Error).message).replace(/^invalid regular expression \(RE2\) `.*`: /s, '');
+    refused = String((error as Error).message).replace(/^invalid regular expression \(RE2\) \x60.*\x60: /s, '');
   }
   // RE2 refuses it: JavaScript's engine (or the repeat count) says why in plainer words, when it can.
   const only = unsupported(source);

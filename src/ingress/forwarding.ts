@@ -1,0 +1,106 @@
+// What the HTTP proxy and the edges do alike with a request and its answer on their way through:
+// the client's host and address, the headers sent on (hop-by-hop ones dropped, X-Forwarded-*
+// added) and returned, how a failure of the far side is told, and a stream made to look like the
+// socket node:http's client expects.
+import type http from 'node:http';
+import type net from 'node:net';
+import type { Duplex } from 'node:stream';
+import { INGRESS_ERRORS, type IngressError } from './errors.js';
+
+export type Scheme = 'http' | 'https';
+
+/** Hop-by-hop headers (RFC 9110 §7.6.1), never forwarded; `Proxy-*` are dropped as well. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-connection']);
+/** Set by the proxy itself: what a client sends under these names is not passed on. */
+const SET_HERE = new Set(['x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-for']);
+
+/** The request's host in lower case, without port or trailing dot; '' when it has none. */
+export function hostOf(value: string | undefined): string {
+  if (!value) return '';
+  let host = value.trim().toLowerCase();
+  if (host.startsWith('[')) host = host.slice(0, host.indexOf(']') + 1);
+  else {
+    const colon = host.lastIndexOf(':');
+    if (colon >= 0 && /^\d*$/.test(host.slice(colon + 1))) host = host.slice(0, colon);
+  }
+  return host.endsWith('.') ? host.slice(0, -1) : host;
+}
+
+/** The client's address as TunnelTarget.connect takes it: `ip:port`, an IPv6 address in brackets. */
+export function clientAddress(socket: net.Socket): { ip: string; addr: string } {
+  const raw = socket.remoteAddress ?? '';
+  const ip = raw.startsWith('::ffff:') && raw.includes('.') ? raw.slice('::ffff:'.length) : raw;
+  return { ip, addr: `${ip.includes(':') ? `[${ip}]` : ip}:${socket.remotePort ?? 0}` };
+}
+
+/** The names a Connection header lists: hop-by-hop headers of this message only. */
+function connectionTokens(req: http.IncomingMessage): Set<string> {
+  const value = req.headers.connection;
+  return new Set(
+    (value ?? '')
+      .split(',')
+      .map((t) => t.trim().toLowerCase())
+      .filter(Boolean),
+  );
+}
+
+/** The headers to send on, as raw name/value pairs, names as the client sent them, with X-Forwarded-*. */
+export function forwardedHeaders(req: http.IncomingMessage, scheme: Scheme, clientIp: string, upgrade: boolean): string[] {
+  const listed = connectionTokens(req);
+  const out: string[] = [];
+  const forwardedFor: string[] = [];
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!;
+    const value = raw[i + 1]!;
+    const lower = name.toLowerCase();
+    if (lower === 'x-forwarded-for') forwardedFor.push(value);
+    if (SET_HERE.has(lower) || HOP_BY_HOP.has(lower) || lower.startsWith('proxy-') || listed.has(lower)) continue;
+    // node:http answered `Expect: 100-continue` already; the upstream is not to answer it again.
+    if (lower === 'expect') continue;
+    out.push(name, value);
+  }
+  if (upgrade) out.push('Connection', 'Upgrade', 'Upgrade', req.headers.upgrade ?? '');
+  // A body of unknown length goes on chunked: node:http's client frames it (it does not for a GET).
+  else if (req.headers['transfer-encoding'] !== undefined) out.push('Transfer-Encoding', 'chunked');
+  forwardedFor.push(clientIp);
+  out.push('X-Forwarded-For', forwardedFor.join(', '), 'X-Forwarded-Proto', scheme);
+  if (req.headers.host !== undefined) out.push('X-Forwarded-Host', req.headers.host);
+  return out;
+}
+
+/** The response's headers for the client: hop-by-hop ones dropped, the rest as the upstream sent them. */
+export function returnedHeaders(res: http.IncomingMessage): string[] {
+  const listed = connectionTokens(res);
+  const out: string[] = [];
+  const raw = res.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const lower = raw[i]!.toLowerCase();
+    if (HOP_BY_HOP.has(lower) || lower.startsWith('proxy-') || listed.has(lower)) continue;
+    out.push(raw[i]!, raw[i + 1]!);
+  }
+  return out;
+}
+
+/** Which error a failure of the agent's side is: its stream broke, or what came back is no HTTP response. */
+export function classify(err: NodeJS.ErrnoException): IngressError {
+  if (err instanceof AgentConnectError) return INGRESS_ERRORS.agentFailed;
+  if (err.code?.startsWith('HPE_') || err.message === 'socket hang up') return INGRESS_ERRORS.invalidResponse;
+  return INGRESS_ERRORS.agentFailed;
+}
+
+/** TunnelTarget.connect threw: the session is gone. */
+export class AgentConnectError extends Error {}
+
+/**
+ * node:http's client and Agent call socket methods a plain Duplex lacks; as no-ops they lose
+ * nothing: the stream has no Nagle, no TCP keepalive and no event-loop handle, and idle streams
+ * live no longer than their client connection.
+ */
+export function asSocket(stream: Duplex): net.Socket {
+  const s = stream as Duplex & Partial<Record<'setKeepAlive' | 'setNoDelay' | 'setTimeout' | 'ref' | 'unref', (...args: unknown[]) => unknown>>;
+  for (const method of ['setKeepAlive', 'setNoDelay', 'setTimeout', 'ref', 'unref'] as const) {
+    if (typeof s[method] !== 'function') s[method] = () => stream;
+  }
+  return stream as net.Socket;
+}
