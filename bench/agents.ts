@@ -48,7 +48,7 @@ const formatMB = (bytesPerSec: number | undefined): string => (bytesPerSec === u
 const formatSeconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms / 1000} s`)), ms);
@@ -57,7 +57,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 }
 
 /** The child's next message of `kind` (or its `failed`, or its exit), within STEP_TIMEOUT_MS. */
-function nextMessage<K extends FromUpstream['kind']>(child: ChildProcess, kind: K, what: string): Promise<Extract<FromUpstream, { kind: K }>> {
+export function nextMessage<K extends FromUpstream['kind']>(child: ChildProcess, kind: K, what: string): Promise<Extract<FromUpstream, { kind: K }>> {
   return withTimeout(
     new Promise((resolve, reject) => {
       const onMessage = (m: FromUpstream) => {
@@ -86,7 +86,7 @@ function nextMessage<K extends FromUpstream['kind']>(child: ChildProcess, kind: 
 }
 
 /** The upstream (and later the agent) in a child process: node with tsx's loader, talking over IPC. */
-function forkUpstream(): ChildProcess {
+export function forkUpstream(): ChildProcess {
   const script = new URL('./upstream.ts', import.meta.url);
   return fork(script, [], { execArgv: ['--import', import.meta.resolve('tsx')], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 }
@@ -170,7 +170,7 @@ function resultLine(label: string, r: LoadResult): string {
 }
 
 /** A plain-text table; the first column left-aligned, the others right-aligned. */
-function table(header: string[], rows: string[][]): string[] {
+export function table(header: string[], rows: string[][]): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) =>
     cells

@@ -13,6 +13,12 @@ export interface LoadTarget {
   method: 'GET' | 'POST';
   headers: Record<string, string>;
   body?: string;
+  /**
+   * For an https URL whose host is an address: the TLS server name (SNI) to send, as a client that
+   * resolved that name to the address would. Neither tool checks the server's certificate. Only
+   * `run` honours it.
+   */
+  servername?: string;
 }
 
 export interface LoadResult {
@@ -145,8 +151,22 @@ function wrkTool(wrk: string, connections: number): LoadTool {
   };
   return {
     name: 'wrk',
-    shape: `${wrk} -t1 -c${connections} -d<seconds>s --latency --timeout ${REQUEST_TIMEOUT_SECONDS}s -H '<header>: <value>'… <url>   (POST: -s <temp>.lua setting wrk.method, wrk.body, wrk.headers; row f: -t<servers> with a setup() giving each thread one server's address)`,
+    shape: `${wrk} -t1 -c${connections} -d<seconds>s --latency --timeout ${REQUEST_TIMEOUT_SECONDS}s -H '<header>: <value>'… <url>   (POST: -s <temp>.lua setting wrk.method, wrk.body, wrk.headers; row f: -t<servers> with a setup() giving each thread one server's address; edge rows: the URL names the server (SNI) and the script's wrk.resolve gives 127.0.0.1)`,
     async run(target, seconds) {
+      if (target.servername !== undefined) {
+        // wrk sends the URL's host as the server name and resolves it with wrk.resolve, which a
+        // script may replace: the URL names the server, and the script connects to the address.
+        const url = new URL(target.url);
+        const address = url.hostname;
+        url.hostname = target.servername;
+        const script = writeScript([
+          ...requestLua(target),
+          'function wrk.resolve(host, service)',
+          `  wrk.addrs = wrk.lookup(${luaString(address.replace(/^\[|\]$/g, ''))}, service)`,
+          'end',
+        ]);
+        return execute(1, seconds, ['-s', script], url.toString());
+      }
       if (target.method === 'GET' && target.body === undefined) {
         const headers = Object.entries(target.headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
         return execute(1, seconds, headers, target.url);
@@ -191,6 +211,7 @@ function autocannonTool(connections: number): LoadTool {
     const args = [bin, '-c', String(conns), '-d', String(seconds), '-t', String(REQUEST_TIMEOUT_SECONDS), '--json', '--no-progress', '-m', target.method];
     for (const [name, value] of Object.entries(target.headers)) args.push('-H', `${name}=${value}`);
     if (target.body !== undefined) args.push('-b', target.body);
+    if (target.servername !== undefined) args.push('--servername', target.servername);
     args.push(target.url);
     const out = await runChild(process.execPath, args, seconds * 1000 + CHILD_GRACE_MS);
     const json = JSON.parse(out.slice(out.indexOf('{'))) as AutocannonJson;
@@ -204,7 +225,7 @@ function autocannonTool(connections: number): LoadTool {
   };
   return {
     name: 'autocannon',
-    shape: `node ${path.relative(process.cwd(), bin)} -c ${connections} -d <seconds> --json --no-progress -m <method> -H '<header>=<value>'… [-b <body>] <url>   (row f: one child per server, the connections split between them)`,
+    shape: `node ${path.relative(process.cwd(), bin)} -c ${connections} -d <seconds> --json --no-progress -m <method> -H '<header>=<value>'… [-b <body>] [--servername <name>] <url>   (row f: one child per server, the connections split between them)`,
     run: (target, seconds) => execute(target, seconds, connections),
     async spread(targets, seconds) {
       // autocannon's CLI loads one URL: one child per server, with the connections split.

@@ -8,7 +8,8 @@ const ROUNDS = 2;
 const ROUND_MS = 120;
 const AGENTS = 2_000;
 
-const BOTS = [
+/** Ten crawler patterns, any of which may match (also the edge rows' user_agent_filter). */
+export const BOTS = [
   '(?i)googlebot',
   '(?i)bingbot',
   '(?i)gptbot',

@@ -1,10 +1,11 @@
-// The agent rows' upstream and agent, in a child process of the benchmark (forked with IPC), so
-// that neither shares an event loop, a garbage collector or a process with edgeplane: a bare
-// node:http server on loopback (GET /small, GET /large), the same handler behind node:https with
-// a self-signed ECDSA P-256 certificate (the key kind of edgeplane's own certificates), and, when
-// asked, an agent of ngrok's SDK (@ngrok/ngrok) that binds an HTTPS endpoint forwarding to the
-// plain HTTP server. The parent talks to it with the messages below; it exits when the parent
-// goes away.
+// The upstream of the agent rows and of the edge rows, and the agent, in a child process of the
+// benchmark (forked with IPC), so that neither shares an event loop, a garbage collector or a
+// process with edgeplane: a bare node:http server on loopback (GET /small, GET /large, and
+// GET /headers, which answers the request's headers as JSON for the edge rows' checks), the same
+// handler behind node:https with a self-signed ECDSA P-256 certificate (the key kind of
+// edgeplane's own certificates), and, when asked, an agent of ngrok's SDK (@ngrok/ngrok) that
+// binds an HTTPS endpoint forwarding to the plain HTTP server. The parent talks to it with the
+// messages below; it exits when the parent goes away.
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -19,6 +20,13 @@ const bodies: Record<string, Buffer> = {
 
 function handler(req: http.IncomingMessage, res: http.ServerResponse): void {
   req.resume();
+  if (req.method === 'GET' && req.url === '/headers') {
+    // What reached the upstream (the edge rows check their request modules with it; never loaded).
+    const seen = Buffer.from(JSON.stringify(req.headers));
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': seen.length });
+    res.end(seen);
+    return;
+  }
   const body = req.method === 'GET' ? bodies[req.url ?? ''] : undefined;
   if (!body) {
     res.writeHead(404, { 'Content-Type': 'text/plain', 'Content-Length': 9 });
