@@ -6,6 +6,7 @@
 // user_agent_filter, circuit_breaker, traffic policy (on_http_request), request_headers, backend.
 // On the way out: traffic policy (on_http_response), response_headers, compression.
 import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
 import { pipeline, type Duplex } from 'node:stream';
 import zlib from 'node:zlib';
@@ -21,9 +22,9 @@ import type { CompiledPolicies } from '../edges/policies.js';
 import type { HttpPolicy, PolicyConnection, PolicyRequest, Refusal as PolicyRefusal } from '../edges/traffic-policy/index.js';
 import { matchRoute, normalizeTarget } from '../edges/routes.js';
 import { EDGE_ERRORS, INGRESS_ERRORS, rawErrorResponse, sendError, type IngressError } from './errors.js';
-import { connectStatic, openBackendStream } from './edge-stream.js';
+import { openBackendStream } from './edge-stream.js';
 import { joinStreams } from '../lib/stream/join.js';
-import { asSocket, classify, clientAddress, forwardedHeaders, returnedHeaders } from './forwarding.js';
+import { classify, clientAddress, forwardedHeaders, returnedHeaders } from './forwarding.js';
 import type { StreamEdgeServer } from './edge-stream.js';
 
 export interface EdgeHttpTuning {
@@ -166,7 +167,46 @@ function compressor(encoding: 'br' | 'gzip' | 'deflate'): zlib.BrotliCompress | 
   return encoding === 'gzip' ? zlib.createGzip({ level: 6 }) : zlib.createDeflate({ level: 6 });
 }
 
+/** Static addresses kept apart at most: the least recently used pool is closed past it. */
+const MAX_STATIC_POOLS = 1000;
+
+/**
+ * Keep-alive pools toward static address backends, one per address and TLS setting: a request
+ * reuses a connection another left idle instead of opening one (idle ones close after 30 s).
+ */
+class StaticAgents {
+  private readonly pools = new Map<string, http.Agent>();
+
+  constructor(private readonly ca: string | undefined) {}
+
+  of(c: Extract<Candidate, { kind: 'static' }>): http.Agent {
+    const key = `${c.tls ? 'https' : 'http'}://${c.host}:${c.port}`;
+    let pool = this.pools.get(key);
+    if (pool) {
+      this.pools.delete(key);
+      this.pools.set(key, pool);
+      return pool;
+    }
+    const settings = { keepAlive: true, maxSockets: 256, maxFreeSockets: 32, timeout: 30_000 };
+    pool = c.tls ? new https.Agent({ ...settings, ...(this.ca && { ca: this.ca }) }) : new http.Agent(settings);
+    this.pools.set(key, pool);
+    while (this.pools.size > MAX_STATIC_POOLS) {
+      const [oldest, agent] = this.pools.entries().next().value!;
+      agent.destroy();
+      this.pools.delete(oldest);
+    }
+    return pool;
+  }
+
+  close(): void {
+    for (const agent of this.pools.values()) agent.destroy();
+    this.pools.clear();
+  }
+}
+
 export interface EdgeHttp {
+  /** Closes the idle connections kept toward static addresses. */
+  close(): void;
   handle(req: http.IncomingMessage, res: http.ServerResponse, edge: HttpsEdge): void;
   upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer, edge: HttpsEdge): void;
 }
@@ -174,6 +214,7 @@ export interface EdgeHttp {
 export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
   const { edges, directory, log, breakers } = options;
   const tuning = { ...EDGE_HTTP_DEFAULTS, ...options.tuning };
+  const staticAgents = new StaticAgents(options.backendCa);
 
   // The WebSocket to TCP converter: the client's WebSocket ends here, and its messages' bytes go
   // to the backend as a TCP stream (and the backend's bytes back as binary messages). ws checks
@@ -325,23 +366,61 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
   }
 
   /** The request forwarded over `agent` or a connected socket; resolves how it went. */
-  function forward(x: Exchange, via: { agent: http.Agent } | { socket: Duplex }, label: Record<string, string>): Promise<void> {
+  /**
+   * The request forwarded over `agent`: an agent's tunnel streams, or a keep-alive pool toward a
+   * static address. For a static address (`connect`) the body is sent only once a connection is
+   * there, so that one refused or timed out (`'refused'`, `'timeout'`) leaves the request whole
+   * for the next backend; after that, failures are answered here.
+   */
+  function forward(
+    x: Exchange,
+    agent: http.Agent,
+    label: Record<string, string>,
+    connect?: { host: string; port: number; tls: boolean },
+  ): Promise<'done' | 'refused' | 'timeout'> {
     return new Promise((resolve) => {
-      const upstream = http.request({
-        ...('agent' in via ? { agent: via.agent } : { createConnection: () => asSocket(via.socket) }),
+      const upstream = (connect?.tls ? https : http).request({
+        agent,
+        ...(connect && { host: connect.host, port: connect.port }),
         method: x.req.method,
         path: x.target,
         headers: x.headers.flat(),
       });
+      let connected = !connect;
       let settled = false;
       const settle = (error: boolean) => {
         if (settled) return;
         settled = true;
         x.breaker?.record(error);
-        resolve();
+        resolve('done');
       };
+      const unreachable = (why: 'refused' | 'timeout') => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        clearTimeout(connectTimer);
+        upstream.destroy();
+        resolve(why);
+      };
+      const sendBody = () =>
+        pipeline(x.req, upstream, (err) => {
+          if (err && !settled) upstream.destroy();
+        });
+      const connectTimer = connect ? setTimeout(() => connected || unreachable('timeout'), tuning.connectTimeoutMs) : undefined;
+      if (connect) {
+        upstream.once('socket', (socket: net.Socket) => {
+          const ready = () => {
+            connected = true;
+            clearTimeout(connectTimer);
+            sendBody();
+          };
+          // A new connection: once connected (and its TLS done); one kept alive from before: at once.
+          if (socket.connecting) socket.once(connect.tls ? 'secureConnect' : 'connect', ready);
+          else ready();
+        });
+      }
       const timer = setTimeout(() => {
-        if (x.res.headersSent) return;
+        if (x.res.headersSent || settled) return;
         upstream.destroy();
         x.res.shouldKeepAlive = false;
         log.info({ ...label, edge_id: x.edge.id, route_id: x.route.id }, 'edge: the upstream did not answer in time');
@@ -349,6 +428,7 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
         settle(true);
       }, tuning.responseTimeoutMs);
       upstream.on('error', (err: NodeJS.ErrnoException) => {
+        if (!connected) return unreachable('refused');
         clearTimeout(timer);
         if (settled) return;
         upstream.destroy();
@@ -356,7 +436,7 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
           x.res.destroy();
           return settle(true);
         }
-        const error = 'agent' in via ? classify(err) : EDGE_ERRORS.unreachable;
+        const error = connect ? EDGE_ERRORS.unreachable : classify(err);
         log.debug({ ...label, err: err.message, code: error.code }, 'edge: request failed upstream');
         x.res.shouldKeepAlive = false;
         sendError(x.req, x.res, error, x.url);
@@ -374,13 +454,10 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
         if (!x.res.writableFinished) upstream.destroy();
         settle(!x.res.writableFinished);
       });
-      pipeline(x.req, upstream, (err) => {
-        if (err && !settled) upstream.destroy();
-      });
+      if (!connect) sendBody();
     });
   }
 
-  /** Each candidate in turn until one is reached; the last reason when none is. */
   async function send(x: Exchange, list: Candidate[]): Promise<void> {
     let last: { error: IngressError; detail?: string } = { error: EDGE_ERRORS.noBackend };
     for (const c of list) {
@@ -406,16 +483,13 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
           last = { error: INGRESS_ERRORS.agentFailed };
           continue;
         }
-        await forward(x, { agent }, label);
+        await forward(x, agent, label);
         return;
       }
-      const socket = await connectStatic(c, { connectTimeoutMs: tuning.connectTimeoutMs, backendCa: options.backendCa });
-      if (typeof socket !== 'string') {
-        await forward(x, { socket }, label);
-        return;
-      }
-      log.info({ ...label, why: socket }, 'edge: a static address backend could not be reached');
-      last = { error: socket === 'timeout' ? EDGE_ERRORS.timedOut : EDGE_ERRORS.unreachable };
+      const outcome = await forward(x, staticAgents.of(c), label, c);
+      if (outcome === 'done') return;
+      log.info({ ...label, why: outcome }, 'edge: a static address backend could not be reached');
+      last = { error: outcome === 'timeout' ? EDGE_ERRORS.timedOut : EDGE_ERRORS.unreachable };
     }
     x.breaker?.record(true);
     x.res.shouldKeepAlive = false;
@@ -423,6 +497,8 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
   }
 
   return {
+    close: () => staticAgents.close(),
+
     handle(req, res, edge) {
       const admitted = admit(req, edge);
       if ('refused' in admitted) {

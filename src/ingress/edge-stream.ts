@@ -60,7 +60,7 @@ function policyConnection(socket: Duplex, edge: StreamEdge, client: { ip: string
 }
 
 /** A TCP (or TLS) connection to a static address, or why there is none: it refused (or failed), or timed out. */
-export function connectStatic(
+function connectStatic(
   c: Extract<Candidate, { kind: 'static' }>,
   options: { connectTimeoutMs: number; backendCa?: string | undefined },
 ): Promise<Duplex | 'refused' | 'timeout'> {

@@ -52,6 +52,8 @@ class TunnelStreams extends http.Agent {
 }
 
 export interface HttpProxy {
+  /** Closes what the proxy keeps open beside client connections (idle connections toward static addresses). */
+  close(): void;
   onRequest(req: http.IncomingMessage, res: http.ServerResponse): void;
   onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void;
 }
@@ -104,6 +106,8 @@ export function createHttpProxy(options: HttpProxyOptions): HttpProxy {
     });
 
   return {
+    close: () => edgeHttp?.close(),
+
     onRequest(req, res) {
       const host = hostOf(req.headers.host);
       const edge = host === '' ? undefined : edges?.httpsEdge(host);

@@ -73,6 +73,7 @@ export function serveProxy(
   server.timeout = options.tuning.idleTimeoutMs;
   server.maxConnections = options.tuning.maxConnections;
   server.on('request', proxy.onRequest);
+  server.on('close', () => proxy.close());
   // node's own answer to a request it cannot parse writes and destroys at once, which loses the
   // answer on a TLS connection (written, not yet flushed): it is ended instead, then closed.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
