@@ -187,7 +187,8 @@ class StaticAgents {
       this.pools.set(key, pool);
       return pool;
     }
-    const settings = { keepAlive: true, maxSockets: 256, maxFreeSockets: 32, timeout: 30_000 };
+    // noDelay: a request's head and body are written apart; Nagle would hold the second for an ACK.
+    const settings = { keepAlive: true, maxSockets: 256, maxFreeSockets: 32, timeout: 30_000, noDelay: true };
     pool = c.tls ? new https.Agent({ ...settings, ...(this.ca && { ca: this.ca }) }) : new http.Agent(settings);
     this.pools.set(key, pool);
     while (this.pools.size > MAX_STATIC_POOLS) {
