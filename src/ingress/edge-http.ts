@@ -82,6 +82,8 @@ interface Admitted {
   conn?: PolicyConnection;
   /** What the policy saw of the request (its headers are `headers`). */
   policyRequest?: PolicyRequest;
+  /** The request's body, when the policy had it read first (a jwt-validation token in the body). */
+  body?: Buffer;
 }
 
 /** A request refused before any upstream: the answer to give. */
@@ -135,6 +137,28 @@ function encodingFor(
   );
   for (const encoding of ENCODINGS) if (allowed.includes(encoding) && (accepted.get(encoding) ?? 0) > 0) return encoding;
   return undefined;
+}
+
+/** The most of a request's body a traffic policy has read before the request goes on (a jwt-validation token in the body). */
+const MAX_POLICY_BODY_BYTES = 1024 * 1024;
+
+/**
+ * The request's body whole, or undefined when it is longer than `max`. A longer one is read on
+ * and dropped, up to 16 times `max`, so that the answer reaches a client still sending (past
+ * that the connection is closed).
+ */
+function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= max) chunks.push(chunk);
+      else if (size > 16 * max) req.destroy();
+    });
+    req.once('end', () => resolve(size <= max ? Buffer.concat(chunks) : undefined));
+    req.once('close', () => resolve(undefined));
+  });
 }
 
 /** The encodings answers are compressed with, in the order they are preferred (`compress` is not made: no client asks for it). */
@@ -303,6 +327,16 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
     answerWith: (refusal: PolicyRefusal | undefined) => void,
   ): Promise<boolean> {
     if (x.policy && x.conn) {
+      let body: Buffer | undefined;
+      if (x.policy.needsRequestBody && 'res' in x) {
+        body = await readBody(x.req, MAX_POLICY_BODY_BYTES);
+        if (!body) {
+          x.res.shouldKeepAlive = false;
+          sendError(x.req, x.res, EDGE_ERRORS.bodyTooLarge, x.url);
+          return false;
+        }
+        x.body = body;
+      }
       const request: PolicyRequest = {
         method: x.req.method ?? 'GET',
         scheme: 'https',
@@ -311,6 +345,7 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
         headers: x.headers,
         version: x.req.httpVersion,
         receivedAt: new Date(),
+        ...(body && { body }),
       };
       const decision = await x.policy.onRequest(x.conn, request);
       if (decision.kind === 'respond') {
@@ -404,9 +439,11 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
         resolve(why);
       };
       const sendBody = () =>
-        pipeline(x.req, upstream, (err) => {
-          if (err && !settled) upstream.destroy();
-        });
+        x.body
+          ? upstream.end(x.body)
+          : pipeline(x.req, upstream, (err) => {
+              if (err && !settled) upstream.destroy();
+            });
       const connectTimer = connect ? setTimeout(() => connected || unreachable('timeout'), tuning.connectTimeoutMs) : undefined;
       if (connect) {
         upstream.once('socket', (socket: net.Socket) => {

@@ -135,7 +135,8 @@ export function createStreamEdgeServer(options: StreamEdgeOptions): StreamEdgeSe
       const policy = options.policies.tcp(edge.accountId, edge.id, edge.policy);
       if (policy === 'invalid') return refuse('traffic policy does not compile');
       if (policy) {
-        const decision = policy.onConnect(policyConnection(socket, edge, client));
+        const conn = policyConnection(socket, edge, client);
+        const decision = policy.onConnect(conn);
         if (decision.kind === 'deny') {
           log.info(
             { edge_id: edge.id, account_id: edge.accountId, client_ip: client.ip, rule: decision.rule, action: decision.action },
@@ -150,6 +151,7 @@ export function createStreamEdgeServer(options: StreamEdgeOptions): StreamEdgeSe
           );
           return void socket.destroy();
         }
+        socket.once('close', () => policy.onClose(conn));
       }
       // Nothing is read from the client until its backend is there: its first bytes wait for it.
       socket.pause();

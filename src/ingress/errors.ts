@@ -44,6 +44,11 @@ export const EDGE_ERRORS = {
   unreachable: { code: 'ERR_EP_INGRESS_706', status: 502, message: (url: string) => `The upstream of ${url} could not be reached.` },
   timedOut: { code: 'ERR_EP_INGRESS_707', status: 504, message: (url: string) => `The upstream of ${url} did not answer in time.` },
   noBackend: { code: 'ERR_EP_INGRESS_708', status: 502, message: (url: string) => `The route serving ${url} has no backend.` },
+  bodyTooLarge: {
+    code: 'ERR_EP_INGRESS_712',
+    status: 413,
+    message: (url: string) => `The request's body is longer than the 1 MiB the traffic policy of ${url} reads before the request goes on.`,
+  },
   websocketOnly: {
     code: 'ERR_EP_INGRESS_711',
     status: 426,
@@ -60,6 +65,7 @@ const REASONS: Record<number, string> = {
   400: 'Bad Request',
   403: 'Forbidden',
   404: 'Not Found',
+  413: 'Content Too Large',
   426: 'Upgrade Required',
   500: 'Internal Server Error',
   501: 'Not Implemented',

@@ -227,6 +227,26 @@ describeEachStore(
         assert.equal(await as(), 401);
         assert.equal(await as(`Bearer ${await token(other.privateKey)}`), 401);
         assert.equal(await as(`Bearer ${await token(privateKey, '-1m')}`), 401);
+
+        // A token in a form body: the edge reads the body for the policy, then sends it on whole.
+        const up = await upstream('form');
+        try {
+          const backend = await created(api, '/backends/static', { address: `127.0.0.1:${up.port}`, tls: { enabled: false } });
+          const bodyDoc = doc.replace('"method":"header","name":"Authorization","prefix":"Bearer "', '"method":"body","name":"access_token"');
+          assert.notEqual(bodyDoc, doc);
+          const form = await edgeWithRoute(api, { backend: { backend_id: backend.id }, traffic_policy: { value: bodyDoc } });
+          await edgesRead(h(), () => Boolean(h().agents!.edges.httpsEdge(form.host)?.routes[0]?.modules.policy), 'the body policy');
+          const post = (body: string) =>
+            request(h(), form.host, '/submit', { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+          const sent = `access_token=${await token(privateKey)}&note=${'n'.repeat(5000)}`;
+          assert.equal((await post(sent)).status, 200);
+          assert.equal(up.received.at(-1)!.body, sent, 'the upstream gets the body whole');
+          assert.equal((await post('note=none')).status, 401);
+          assert.equal((await post(`access_token=x&pad=${'p'.repeat(1024 * 1024)}`)).status, 413, 'a body past 1 MiB is not read for the policy');
+          assert.equal(up.received.length, 1);
+        } finally {
+          await up.close();
+        }
       } finally {
         jwks.close();
       }

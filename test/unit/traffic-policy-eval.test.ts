@@ -618,6 +618,24 @@ describe('TCP', () => {
     assert.equal(decision.kind, 'error');
     assert.match((decision as { problem: string }).problem, /not a CIDR/);
   });
+
+  it('the policy module’s outbound on TCP: its log rules run when the connection ends, not before', () => {
+    const h = harness();
+    const policy = compileTcpPolicy(
+      old({
+        outbound: [{ name: 'closed', expressions: ["conn.client_ip == '203.0.113.5'"], actions: [{ type: 'log', config: { metadata: { event: 'closed' } } }] }],
+      }),
+      h.deps,
+    );
+    assert.ok(policy, 'outbound rules alone are a policy to run');
+    assert.deepEqual(policy.onConnect(connection('203.0.113.5', 'tcp')), { kind: 'allow' });
+    assert.equal(h.logs.length, 0);
+    policy.onClose(connection('198.51.100.1', 'tcp'));
+    assert.equal(h.logs.length, 0, 'the rule’s expression is false for this connection');
+    policy.onClose(connection('203.0.113.5', 'tcp'));
+    assert.equal(h.logs.length, 1);
+    assert.deepEqual(h.logs[0]!.line.metadata, { event: 'closed' });
+  });
 });
 
 describe('jwt-validation', () => {

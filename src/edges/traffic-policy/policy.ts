@@ -216,15 +216,21 @@ export function compileTcpPolicy(module: PolicyModule, deps: PolicyDeps): TcpPol
   const clock = () => deps.now?.() ?? new Date();
   const old = module.kind === 'policy';
   const rules = (old ? phases.inbound : phases.on_tcp_connect) ?? [];
-  if (rules.length === 0) return undefined;
+  // The policy module's outbound on TCP: its rules (log actions only) run when the connection ends.
+  const closing = old ? (phases.outbound ?? []) : [];
+  if (rules.length === 0 && closing.length === 0) return undefined;
   const connect = compilePhase(rules, { where: old ? 'inbound' : 'on_tcp_connect', env: 'tcp', phase: 'tcp' }, deps, clock);
+  const close = compilePhase(closing, { where: 'outbound', env: 'tcp', phase: 'tcp' }, deps, clock);
+  const run = (phase: typeof connect, conn: PolicyConnection): ConnectDecision => {
+    if (phase.rules.length === 0) return { kind: 'allow' };
+    const result = runPhase(phase, stateFor(phase, { conn, now: clock() }));
+    if (result instanceof Promise) throw new Error('traffic policy: an action of the TCP phase is asynchronous');
+    if (result.kind === 'continue') return { kind: 'allow' };
+    if (result.kind === 'respond') return { kind: 'deny', rule: result.response.rule, action: result.response.action };
+    return result;
+  };
   return {
-    onConnect(conn: PolicyConnection): ConnectDecision {
-      const result = runPhase(connect, stateFor(connect, { conn, now: clock() }));
-      if (result instanceof Promise) throw new Error('traffic policy: an action of the TCP phase is asynchronous');
-      if (result.kind === 'continue') return { kind: 'allow' };
-      if (result.kind === 'respond') return { kind: 'deny', rule: result.response.rule, action: result.response.action };
-      return result;
-    },
+    onConnect: (conn) => run(connect, conn),
+    onClose: (conn) => void run(close, conn),
   };
 }

@@ -77,6 +77,8 @@ export interface HttpPolicy {
 
 export interface TcpPolicy {
   onConnect(conn: PolicyConnection): ConnectDecision;
+  /** When the connection ends: the policy module's outbound rules (log actions) run. */
+  onClose(conn: PolicyConnection): void;
 }
 
 export interface PolicyDeps {
