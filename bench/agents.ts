@@ -86,6 +86,22 @@ export function nextMessage<K extends FromUpstream['kind']>(child: ChildProcess,
 }
 
 /** The upstream (and later the agent) in a child process: node with tsx's loader, talking over IPC. */
+/** Stops the upstream process (politely, then with SIGKILL after 5 s). */
+export async function stopUpstream(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  if (child.connected) child.disconnect();
+  await withTimeout(exited, 5_000, 'the upstream process to exit').catch(() => child.kill('SIGKILL'));
+}
+
+/** Prints how long a section took since `started` (and the load average when it is high); returns the milliseconds. */
+export function sectionDone(name: string, started: number): number {
+  const elapsedMs = performance.now() - started;
+  const load = os.loadavg()[0]!;
+  console.log(`${name}: ${formatSeconds(elapsedMs)}${load > os.availableParallelism() / 2 ? ` (load average now ${load.toFixed(2)})` : ''}`);
+  return elapsedMs;
+}
+
 export function forkUpstream(): ChildProcess {
   const script = new URL('./upstream.ts', import.meta.url);
   return fork(script, [], { execArgv: ['--import', import.meta.resolve('tsx')], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -289,16 +305,8 @@ export async function benchAgents(options: AgentBenchOptions): Promise<AgentBenc
     fail('agent rows', error);
   } finally {
     await tunnel?.close().catch((error: unknown) => console.log(`${tag} stopping ssh/sshd: ${message(error)}`));
-    if (child && child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child!.once('exit', resolve));
-      if (child.connected) child.disconnect();
-      await withTimeout(exited, 5_000, 'the upstream process to exit').catch(() => child!.kill('SIGKILL'));
-    }
+    await stopUpstream(child);
     await h?.close();
   }
-  const elapsedMs = performance.now() - started;
-  console.log(
-    `agents: ${formatSeconds(elapsedMs)}${os.loadavg()[0]! > os.availableParallelism() / 2 ? ` (load average now ${os.loadavg()[0]!.toFixed(2)})` : ''}`,
-  );
-  return { failures, elapsedMs };
+  return { failures, elapsedMs: sectionDone('agents', started) };
 }

@@ -7,10 +7,9 @@
 // is printed for reference.
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import os from 'node:os';
 import { startHarness, type Api, type Harness } from '../test/helpers/harness.js';
 import { created, edgesRead, request, type Answer } from '../test/edges/helpers.js';
-import { forkUpstream, nextMessage, table, withTimeout } from './agents.js';
+import { forkUpstream, nextMessage, sectionDone, stopUpstream, table, withTimeout } from './agents.js';
 import type { LoadResult, LoadTarget, LoadTool } from './load.js';
 import { BOTS } from './regex.js';
 import { SMALL_BYTES } from './upstream-messages.js';
@@ -116,7 +115,6 @@ const ROWS: RowSpec[] = [
 
 const formatInt = (value: number): string => Math.round(value).toLocaleString('en-US');
 const signed = (value: number): string => `${value >= 0 ? '+' : '−'}${Math.abs(value).toFixed(0)}`;
-const formatSeconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 /** The error's first line (an assertion's message goes on with the values it compared). */
 const message = (error: unknown): string => (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
 
@@ -308,16 +306,8 @@ export async function benchEdges(options: EdgeBenchOptions): Promise<EdgeBenchRu
     checkInterrupted();
     fail('edge rows', error);
   } finally {
-    if (child && child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child!.once('exit', resolve));
-      if (child.connected) child.disconnect();
-      await withTimeout(exited, 5_000, 'the upstream process to exit').catch(() => child!.kill('SIGKILL'));
-    }
+    await stopUpstream(child);
     await h?.close();
   }
-  const elapsedMs = performance.now() - started;
-  console.log(
-    `edges: ${formatSeconds(elapsedMs)}${os.loadavg()[0]! > os.availableParallelism() / 2 ? ` (load average now ${os.loadavg()[0]!.toFixed(2)})` : ''}`,
-  );
-  return { failures, elapsedMs };
+  return { failures, elapsedMs: sectionDone('edges', started) };
 }

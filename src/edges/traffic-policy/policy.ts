@@ -17,7 +17,7 @@
 //   ingress answers 500 (TCP: closes) and logs it. Nothing is skipped silently.
 // - The policy module: `inbound` is the request phase (TCP: the connection), `outbound` the
 //   response phase, in the environments with the old spellings. On TCP, `outbound` (only log
-//   actions) is not run: a TCP edge has no outbound message to run it on.
+//   actions) runs when the connection ends.
 import type { CelEnvName } from '../../edge-config/traffic-policy/cel.js';
 import { parsePolicyDocument } from '../../edge-config/traffic-policy/document.js';
 import { checkEndpointPolicy, checkTrafficPolicyDocument, type EndpointRule } from '../../edge-config/traffic-policy/traffic-policy.js';

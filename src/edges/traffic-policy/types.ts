@@ -1,7 +1,6 @@
 // What the edge's traffic policy evaluator is given (the connection, the request, the response,
 // the configuration it reads through PolicyDeps) and what it answers. Pure data: the ingress
 // builds these from its sockets and acts on the decisions.
-import type { EndpointPolicy } from '../../edge-config/traffic-policy/traffic-policy.js';
 
 /** A header as a field line: its name as received (any case) and its value. */
 export type HeaderField = [name: string, value: string];
@@ -95,4 +94,4 @@ export interface PolicyDeps {
 }
 
 /** A policy module as an edge's configuration holds it. */
-export type PolicyModule = { kind: 'traffic_policy'; enabled: boolean; value: string } | { kind: 'policy'; value: EndpointPolicy };
+export type { PolicyModule } from '../edge-config.js';
