@@ -633,12 +633,7 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
     for (const [name, value] of x.headers) text += `${name}: ${value}\r\n`;
     stream.write(text + '\r\n');
     if (head.length > 0) stream.write(head);
-    stream.on('error', () => socket.destroy());
-    socket.on('error', () => stream.destroy());
-    stream.on('close', () => socket.destroy());
-    socket.on('close', () => stream.destroy());
-    socket.pipe(stream);
-    stream.pipe(socket);
+    joinStreams(socket, stream);
     x.breaker?.record(false);
   }
 }
