@@ -544,6 +544,8 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
         return sendError(req, res, admitted.refused, `https://${String(req.headers.host ?? '').toLowerCase()}`, admitted.detail);
       }
       if (admitted.route.modules.websocketTcpConverter?.enabled) {
+        // Not the backend's failure: the breaker's pass is told so.
+        admitted.breaker?.record(false);
         req.resume();
         res.shouldKeepAlive = false;
         return sendError(req, res, EDGE_ERRORS.websocketOnly, admitted.url);
@@ -573,7 +575,9 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       };
       const admitted = admit(req, edge, true);
       if ('refused' in admitted) return fail(admitted.refused, admitted.detail);
-      void beforeBackend({ ...admitted, req }, (refusal) => {
+      // One object through it all: the policy and the request headers module change its target and headers.
+      const x = { ...admitted, req };
+      void beforeBackend(x, (refusal) => {
         if (!refusal) return fail(EDGE_ERRORS.policyFailed);
         socket.on('error', () => {});
         let text = `HTTP/1.1 ${refusal.status} ${http.STATUS_CODES[refusal.status] ?? 'Error'}\r\n`;
@@ -582,8 +586,8 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       })
         .then(async (goes) => {
           if (!goes) return;
-          if (admitted.route.modules.websocketTcpConverter?.enabled) return convertWebSocket(admitted, req, socket, head, fail);
-          connectUpgrade(admitted, req, socket, head, fail);
+          if (x.route.modules.websocketTcpConverter?.enabled) return convertWebSocket(x, req, socket, head, fail);
+          connectUpgrade(x, req, socket, head, fail);
         })
         .catch((err: unknown) => {
           log.error({ err, edge_id: edge.id }, 'edge: upgrade failed');
@@ -619,11 +623,15 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
   /** An upgrade (a WebSocket) that the route let through: its head to the agent, then its bytes both ways. */
   function connectUpgrade(x: Admitted, req: http.IncomingMessage, socket: Duplex, head: Buffer, fail: (error: IngressError) => void): void {
     const tunnel = x.candidates.find((c): c is Extract<Candidate, { kind: 'tunnel' }> => c.kind === 'tunnel');
-    if (!tunnel) return fail(x.candidates.some((c) => c.kind === 'offline') ? INGRESS_ERRORS.endpointOffline : EDGE_ERRORS.unreachable);
-    let stream: Duplex;
+    let stream: Duplex | undefined;
     try {
-      stream = tunnel.target.connect(x.client.addr);
+      stream = tunnel?.target.connect(x.client.addr);
     } catch {
+      stream = undefined;
+    }
+    if (!stream) {
+      x.breaker?.record(true);
+      if (!tunnel) return fail(x.candidates.some((c) => c.kind === 'offline') ? INGRESS_ERRORS.endpointOffline : EDGE_ERRORS.unreachable);
       return fail(INGRESS_ERRORS.agentFailed);
     }
     const raw = req.socket;

@@ -243,7 +243,7 @@ describeEachStore(
       const api = await h().newAccount();
       const server = http.createServer();
       const wss = new WebSocketServer({ server });
-      wss.on('connection', (ws, req) => ws.on('message', (data) => ws.send(`ws ${req.url} ${String(data)}`)));
+      wss.on('connection', (ws, req) => ws.on('message', (data) => ws.send(`ws ${req.url} ${String(req.headers['x-edge'])} ${String(data)}`)));
       server.listen(0, '127.0.0.1');
       await once(server, 'listening');
       const tcp = net.createServer((socket) => socket.on('data', (chunk) => socket.write(`tcp ${chunk.toString()}`)));
@@ -267,10 +267,10 @@ describeEachStore(
           .label('ws', 'yes')
           .listenAndForward(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}`);
         const group = await created(api, '/backends/tunnel_group', { labels: { ws: 'yes' } });
-        const upgraded = await edgeWithRoute(api, { backend: { backend_id: group.id } });
+        const upgraded = await edgeWithRoute(api, { backend: { backend_id: group.id }, request_headers: { add: { 'x-edge': 'yes' } } });
         await routesRead(h(), upgraded.host, 1);
         const ws = open(upgraded.host, '/chat/../live');
-        assert.equal(await reply(ws, 'hi'), 'ws /live hi');
+        assert.equal(await reply(ws, 'hi'), 'ws /live yes hi', 'the normalized path and the request headers module reach the upstream');
         ws.close();
 
         const raw = await created(api, '/backends/static', { address: `127.0.0.1:${(tcp.address() as net.AddressInfo).port}`, tls: { enabled: false } });
