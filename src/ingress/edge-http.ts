@@ -378,6 +378,8 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
         policyError(x, decision.rule, decision.problem);
         return sendError(x.req, x.res, EDGE_ERRORS.policyFailed, x.url);
       }
+      // A status the policy changed is sent with its own reason phrase.
+      if (response.status !== status) statusMessage = undefined;
       status = response.status;
       if (decision.compress) algorithms = [...new Set([...(algorithms ?? []), ...decision.compress])];
     }
