@@ -24,7 +24,7 @@ import { matchRoute, normalizeTarget } from '../edges/routes.js';
 import { EDGE_ERRORS, INGRESS_ERRORS, rawErrorResponse, sendError, type IngressError } from './errors.js';
 import { openBackendStream } from './edge-stream.js';
 import { joinStreams } from '../lib/stream/join.js';
-import { classify, clientAddress, forwardedHeaders, returnedHeaders } from './forwarding.js';
+import { classify, clientAddress, plainIp, forwardedHeaders, returnedHeaders } from './forwarding.js';
 import type { StreamEdgeServer } from './edge-stream.js';
 
 export interface EdgeHttpTuning {
@@ -175,7 +175,7 @@ function policyConnection(req: http.IncomingMessage, edge: HttpsEdge, host: stri
     startedAt = new Date();
     connectedAt.set(socket, startedAt);
   }
-  const serverIp = (socket.localAddress ?? '').replace(/^::ffff:(?=\d+\.)/, '');
+  const serverIp = plainIp(socket.localAddress);
   return {
     clientIp,
     clientPort: socket.remotePort ?? 0,

@@ -15,6 +15,7 @@ import type { EdgeDirectory } from '../edges/edge-directory.js';
 import type { CompiledPolicies } from '../edges/policies.js';
 import type { PolicyConnection } from '../edges/traffic-policy/index.js';
 import { joinStreams } from '../lib/stream/join.js';
+import { plainIp } from './forwarding.js';
 
 export interface StreamEdgeOptions {
   edges: EdgeDirectory;
@@ -47,12 +48,13 @@ export interface StreamEdgeServer {
 function policyConnection(socket: Duplex, edge: StreamEdge, client: { ip: string; addr: string }): PolicyConnection {
   const tcp = socket as Partial<net.Socket>;
   const serverPort = tcp.localPort ?? 0;
-  const host = edge.serverName ?? (tcp.localAddress ?? '').replace(/^::ffff:(?=\d+\.)/, '');
+  const serverIp = plainIp(tcp.localAddress);
+  const host = edge.serverName ?? serverIp;
   const protocol = edge.serverName ? 'tls' : 'tcp';
   return {
     clientIp: client.ip,
     clientPort: Number(/:(\d+)$/.exec(client.addr)?.[1] ?? 0),
-    serverIp: (tcp.localAddress ?? '').replace(/^::ffff:(?=\d+\.)/, ''),
+    serverIp,
     serverPort,
     startedAt: new Date(),
     endpoint: { id: edge.id, host, port: serverPort, url: `${protocol}://${host}:${serverPort}`, addr: `${host}:${serverPort}`, protocol },

@@ -26,10 +26,15 @@ export function hostOf(value: string | undefined): string {
   return host.endsWith('.') ? host.slice(0, -1) : host;
 }
 
+/** A socket's address as people write it: an IPv4-mapped IPv6 address (`::ffff:1.2.3.4`) as the IPv4 one. */
+export function plainIp(raw: string | undefined): string {
+  const ip = raw ?? '';
+  return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice('::ffff:'.length) : ip;
+}
+
 /** The client's address as TunnelTarget.connect takes it: `ip:port`, an IPv6 address in brackets. */
 export function clientAddress(socket: net.Socket): { ip: string; addr: string } {
-  const raw = socket.remoteAddress ?? '';
-  const ip = raw.startsWith('::ffff:') && raw.includes('.') ? raw.slice('::ffff:'.length) : raw;
+  const ip = plainIp(socket.remoteAddress);
   return { ip, addr: `${ip.includes(':') ? `[${ip}]` : ip}:${socket.remotePort ?? 0}` };
 }
 

@@ -51,11 +51,11 @@ export class EdgePorts extends EventEmitter<{ listening: [port: number]; closed:
       if (this.open.has(port) || this.opening.has(port) || !tcp.isFree(port)) continue;
       this.opening.add(port);
       tcp
-        .listenWith(port, (socket, clientAddr) => {
+        .listenWith(port, (socket, client) => {
           // The edge that serves the port now: a connection after a change meets the new configuration.
           const edge = edges.tcpEdge(port);
           if (!edge) return void socket.destroy();
-          server.serve(socket, edge, { ip: clientAddr.replace(/^\[?(.*?)\]?:\d+$/, '$1'), addr: clientAddr });
+          server.serve(socket, edge, client);
         })
         .then(
           (stop) => {

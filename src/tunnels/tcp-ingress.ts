@@ -4,6 +4,7 @@
 // become a stream to the agent, joined both ways; an edge's go through its modules first.
 import net from 'node:net';
 import type { Logger } from 'pino';
+import { clientAddress } from '../ingress/forwarding.js';
 import { joinStreams } from '../lib/stream/join.js';
 import type { TunnelTarget } from '../core/live-agents.js';
 
@@ -28,7 +29,7 @@ export class TcpIngress {
   /** Listens for a tunnel: each connection a stream to the agent. */
   listen(port: number, target: TunnelTarget): Promise<() => void> {
     const { log } = this.options;
-    return this.listenWith(port, (socket, clientAddr) => {
+    return this.listenWith(port, (socket, { addr: clientAddr }) => {
       let stream;
       try {
         stream = target.connect(clientAddr);
@@ -43,19 +44,18 @@ export class TcpIngress {
 
   /**
    * Claims the port at once (so two binds cannot race for it), then listens, handing each
-   * connection to `onConnection` with the client's `ip:port`; the function returned stops.
+   * connection to `onConnection` with the client's address; the function returned stops.
    */
-  async listenWith(port: number, onConnection: (socket: net.Socket, clientAddr: string) => void): Promise<() => void> {
+  async listenWith(port: number, onConnection: (socket: net.Socket, client: { ip: string; addr: string }) => void): Promise<() => void> {
     if (this.ports.has(port)) throw new Error(`port ${port} is already in use here`);
     this.ports.set(port, undefined);
     const { log } = this.options;
     const sockets = new Set<net.Socket>();
     const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
-      const ip = (socket.remoteAddress ?? '').replace(/^::ffff:(?=\d+\.)/, '');
       socket.on('error', () => {});
       sockets.add(socket);
       socket.once('close', () => sockets.delete(socket));
-      onConnection(socket, `${ip.includes(':') ? `[${ip}]` : ip}:${socket.remotePort ?? 0}`);
+      onConnection(socket, clientAddress(socket));
     });
     server.maxConnections = this.options.maxConnectionsPerPort ?? 10_000;
     try {
