@@ -31,6 +31,8 @@ export interface WebhookScheme {
   source: string;
   /** Checks one request; never throws on bad input (a verdict says why). */
   verify(secret: string, request: WebhookRequest, context: VerifyContext): Verdict | Promise<Verdict>;
+  /** The status a refused request gets: 403, unless the provider acts on another (Xero wants 401). */
+  refusalStatus?: 401 | 403;
 }
 
 export const PASS: Verdict = { ok: true };
@@ -57,3 +59,16 @@ export function sameDigest(expected: Buffer, given: string | undefined, encoding
 export function fresh(timestampSeconds: number, context: VerifyContext, toleranceSeconds: number): boolean {
   return Number.isFinite(timestampSeconds) && Math.abs(context.now.getTime() / 1000 - timestampSeconds) <= toleranceSeconds;
 }
+
+/**
+ * The largest body the edge reads to verify a webhook. Providers' own caps are mostly far below this
+ * (AWS SNS 256 KiB); GitHub's is 25 MB, but its deliveries that large are rare and buffering that much
+ * per request at the edge is not worth it. A larger body is refused with a reason, never truncated.
+ */
+export const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
+
+/**
+ * The window, either way, for a provider that signs a time but documents none: 180 s, what ngrok's
+ * documentation says it uses in that case, so that a route moved from ngrok accepts what it did.
+ */
+export const UNDOCUMENTED_TOLERANCE_SECONDS = 180;
