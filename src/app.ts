@@ -13,6 +13,7 @@ import { registerOpenApi } from './http/openapi.js';
 import { registerTunnelSessionCommands } from './resources/tunnel-sessions/tunnel-session.commands.js';
 import { registerProtocol } from './http/protocol.js';
 import { registerRateLimit } from './http/rate-limit.js';
+import { registerSaml } from './http/saml.js';
 import { validatorCompiler } from './http/validation.js';
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -77,6 +78,7 @@ export async function buildApp(deps: Deps, options: { https?: { cert: string; ke
   registerMetrics(app, { ...deps, token: deps.config.metricsToken, certificates: (now) => managedCertificates(deps.store, now) });
   for (const resource of Object.values(deps.resources)) registerResourceRoutes(app, resource);
   registerTunnelSessionCommands(app, deps);
+  registerSaml(app, deps);
   await app.ready();
   return app;
 }

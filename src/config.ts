@@ -6,6 +6,7 @@ import { parseCidr } from './lib/ip/cidr.js';
 import { parseDomainName } from './lib/dns/names.js';
 import { parseResolverAddress } from './lib/dns/resolver.js';
 import { withoutCredentials } from './lib/http/url.js';
+import { OAUTH_PROVIDERS, type OAuthProvider } from './edge-config/modules/sign-in-modules.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -39,7 +40,13 @@ export interface Config {
   /** Where ngrok agents dial in (TLS); undefined: off. `tls` files, else the local CA's certificate. */
   agentListen?: { host: string; port: number; tls?: { cert: string; key: string } };
   /** Where public clients reach agents' endpoints: HTTPS and TLS on one port, plain HTTP on another; undefined: off. */
-  ingress: { https?: { host: string; port: number }; http?: { host: string; port: number }; tcpHost: string };
+  ingress: { https?: { host: string; port: number }; http?: { host: string; port: number }; tcpHost: string; signIn?: SignInConfig };
+}
+
+/** OAuth providers moved to another host, and the server's own OAuth application per provider (set only when configured). */
+export interface SignInConfig {
+  providerUrls?: Partial<Record<OAuthProvider, string>>;
+  defaultClients?: Partial<Record<OAuthProvider, { clientId: string; clientSecret: string }>>;
 }
 
 /** How certificates of reserved domains and agent ingresses are checked, ordered and proven. */
@@ -194,6 +201,16 @@ export const SETTINGS = {
     '--ingress-tcp-host',
     "local address agents' TCP endpoints listen on, at the port of their address (default 127.0.0.1)",
   ],
+  oauthProviderUrls: [
+    'EDGEPLANE_OAUTH_PROVIDER_URLS',
+    '--oauth-provider-urls',
+    'comma-separated provider=base-url pairs moving OAuth providers to another host, e.g. github=https://github.example.com (GitHub Enterprise Server), gitlab=https://gitlab.example.com',
+  ],
+  oauthDefaultClients: [
+    'EDGEPLANE_OAUTH_DEFAULT_CLIENTS',
+    '--oauth-default-clients',
+    "comma-separated provider=client-id:client-secret pairs: the server's own OAuth application, for oauth modules that name no client_id",
+  ],
   dnsListen: ['EDGEPLANE_DNS_LISTEN', '--dns-listen', 'host:port of the built-in authoritative DNS server, UDP and TCP, e.g. 0.0.0.0:53 (off when unset)'],
 } as const;
 
@@ -337,6 +354,7 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
     problems.push('EDGEPLANE_METRICS_TOKEN must be 16 or more printable characters without spaces');
 
   const { agentListen, ingress } = readDataPlaneListen(raw, cwd, listen, problems);
+  const signIn = readSignIn(raw, problems);
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -357,7 +375,7 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
     rateLimit,
     ...(raw.metricsToken && { metricsToken: raw.metricsToken }),
     ...(agentListen && { agentListen }),
-    ingress,
+    ingress: { ...ingress, ...(signIn && { signIn }) },
   };
 }
 
@@ -511,4 +529,36 @@ function readTcpAddresses(value: string, problems: string[]): TcpAddressRange[] 
   if (ranges.length === 0 && problems.every((p) => !p.startsWith('EDGEPLANE_TCP_ADDRESSES')))
     problems.push('EDGEPLANE_TCP_ADDRESSES must name at least one range');
   return ranges;
+}
+
+const isOAuthProvider = (name: string): name is OAuthProvider => (OAUTH_PROVIDERS as readonly string[]).includes(name);
+
+/** The OAuth settings, or undefined when neither is set. Client secrets are never echoed in a problem. */
+function readSignIn(raw: RawSettings, problems: string[]): SignInConfig | undefined {
+  const pairs = (name: 'oauthProviderUrls' | 'oauthDefaultClients', what: string) => {
+    const out: [OAuthProvider, string][] = [];
+    for (const entry of commaList(raw[name] ?? '')) {
+      const eq = entry.indexOf('=');
+      const provider = entry.slice(0, Math.max(0, eq)).trim().toLowerCase();
+      if (eq <= 0 || !isOAuthProvider(provider))
+        problems.push(`${SETTINGS[name][0]}: each entry must be provider=${what}, the provider one of ${OAUTH_PROVIDERS.join(', ')}`);
+      else out.push([provider, entry.slice(eq + 1).trim()]);
+    }
+    return out;
+  };
+  const providerUrls: SignInConfig['providerUrls'] = {};
+  for (const [provider, value] of pairs('oauthProviderUrls', 'base-url')) {
+    const url = URL.canParse(value) ? new URL(value) : undefined;
+    if (!url || !['http:', 'https:'].includes(url.protocol) || url.username || url.password || url.search || url.hash)
+      problems.push(`EDGEPLANE_OAUTH_PROVIDER_URLS: ${provider} must be an http(s) base URL without credentials or query; got '${withoutCredentials(value)}'`);
+    else providerUrls[provider] = url.href.replace(/\/+$/, '');
+  }
+  const defaultClients: SignInConfig['defaultClients'] = {};
+  for (const [provider, value] of pairs('oauthDefaultClients', 'client-id:client-secret')) {
+    const colon = value.indexOf(':');
+    if (colon <= 0 || colon === value.length - 1) problems.push(`EDGEPLANE_OAUTH_DEFAULT_CLIENTS: ${provider} must be client-id:client-secret`);
+    else defaultClients[provider] = { clientId: value.slice(0, colon), clientSecret: value.slice(colon + 1) };
+  }
+  if (raw.oauthProviderUrls === undefined && raw.oauthDefaultClients === undefined) return undefined;
+  return { providerUrls, defaultClients };
 }

@@ -20,7 +20,9 @@ import {
   userAgentFilterModule,
   websocketTcpConverterModule,
 } from '../edge-config/modules/route-modules.js';
+import { oauthModule, oidcModule, samlModule, type OAuthValue, type OidcValue, type SamlValue } from '../edge-config/modules/sign-in-modules.js';
 import type { EndpointPolicy } from '../edge-config/traffic-policy/traffic-policy.js';
+import type { Sealer } from '../lib/crypto/sealer.js';
 import { readModules, type ModuleDefinition, type StoredModule } from '../crud/modules.js';
 
 type ValueOf<M> = M extends ModuleDefinition<infer _R, infer S extends TSchema> ? Static<S> : never;
@@ -41,7 +43,26 @@ export type SwitchModule = ValueOf<typeof compressionModule>;
 export type PolicyModule = { kind: 'traffic_policy'; enabled: boolean; value: string } | { kind: 'policy'; value: EndpointPolicy };
 
 /** Modules a route has that the edge cannot enforce yet: their requests are refused, never passed around the check. */
-export const NOT_YET_ENFORCED = ['webhook_verification', 'oauth', 'oidc', 'saml'] as const;
+export const NOT_YET_ENFORCED = ['webhook_verification'] as const;
+
+export type OAuthModule = OAuthValue;
+export type OidcModule = OidcValue;
+export type SamlModule = SamlValue;
+
+/** The webhook verification module as the edge reads it. */
+export interface WebhookVerificationModule {
+  enabled: boolean;
+  provider: string;
+  secret: string;
+}
+
+// The sign-in modules' definitions, to read their stored values with: reading checks the stored
+// shape and seals nothing, so their sealer is one that refuses to be used.
+const refuse = (): never => {
+  throw new Error('edge configuration reads sign-in modules; it never seals or opens');
+};
+const readOnly = { seal: refuse, open: refuse, derive: refuse } as unknown as Sealer;
+const signInModules = { oauth: oauthModule(readOnly), oidc: oidcModule(readOnly), saml: samlModule(readOnly) };
 
 export interface RouteModules {
   backend?: BackendModule;
@@ -53,7 +74,12 @@ export interface RouteModules {
   userAgentFilter?: UserAgentFilterModule;
   websocketTcpConverter?: SwitchModule;
   policy?: PolicyModule;
-  /** The modules set that are not enforced yet (identity), by name. */
+  /** Sign-in (sign-in/gate.ts): one of the three at most. */
+  oauth?: OAuthModule;
+  oidc?: OidcModule;
+  saml?: SamlModule;
+  webhookVerification?: WebhookVerificationModule;
+  /** The modules set that are not enforced yet (webhook verification), by name. */
   notYetEnforced: string[];
 }
 
@@ -146,6 +172,9 @@ function routeModulesOf(stored: ReadonlyMap<string, StoredModule> | undefined): 
     userAgentFilter: moduleValue(stored, userAgentFilterModule),
     websocketTcpConverter: moduleValue(stored, websocketTcpConverterModule),
     policy: policyOf(stored),
+    oauth: moduleValue(stored, signInModules.oauth) as OAuthModule | undefined,
+    oidc: moduleValue(stored, signInModules.oidc),
+    saml: moduleValue(stored, signInModules.saml),
     notYetEnforced: NOT_YET_ENFORCED.filter((name) => (stored?.get(name)?.value as { enabled?: boolean } | undefined)?.enabled !== false && stored?.has(name)),
   };
 }

@@ -2,8 +2,9 @@
 // order (docs/ingress.md), and the backend the request goes to — an agent's labeled tunnel, a
 // static address, or an answer of the backend's own — with the answer's modules on the way back.
 //
-// Order on the way in: identity modules not yet enforced (refuse), ip_restriction,
-// user_agent_filter, circuit_breaker, traffic policy (on_http_request), request_headers, backend.
+// Order on the way in: modules not yet enforced (refuse), ip_restriction, user_agent_filter,
+// sign-in (oauth, oidc, saml: sign-in/gate.ts), circuit_breaker, traffic policy
+// (on_http_request), request_headers, backend.
 // On the way out: traffic policy (on_http_response), response_headers, compression.
 import http from 'node:http';
 import https from 'node:https';
@@ -19,6 +20,7 @@ import type { BreakerPass, CircuitBreakers } from '../edges/circuit-breaker.js';
 import type { AccountEdges, HeadersModule, HttpsEdge, HttpsRoute } from '../edges/edge-config.js';
 import type { EdgeDirectory } from '../edges/edge-directory.js';
 import type { CompiledPolicies } from '../edges/policies.js';
+import { rawSignInAnswer, sendSignInAnswer, withSignIn, type SignInDecision, type SignInGate } from '../edges/sign-in/gate.js';
 import type { HttpPolicy, PolicyConnection, PolicyRequest, Refusal as PolicyRefusal } from '../edges/traffic-policy/index.js';
 import { matchRoute, normalizeTarget } from '../edges/routes.js';
 import { EDGE_ERRORS, INGRESS_ERRORS, rawErrorResponse, sendError, type IngressError } from './errors.js';
@@ -32,9 +34,11 @@ export interface EdgeHttpTuning {
   connectTimeoutMs?: number;
   /** Milliseconds from the request's end to the upstream's response head (default 60 s); past it 504. */
   responseTimeoutMs?: number;
+  /** Milliseconds a sign-in step that asks the identity provider may take (default 10 s); past it 504. */
+  identityProviderTimeoutMs?: number;
 }
 
-export const EDGE_HTTP_DEFAULTS: Required<EdgeHttpTuning> = { connectTimeoutMs: 10_000, responseTimeoutMs: 60_000 };
+export const EDGE_HTTP_DEFAULTS: Required<EdgeHttpTuning> = { connectTimeoutMs: 10_000, responseTimeoutMs: 60_000, identityProviderTimeoutMs: 10_000 };
 
 /** The edges public ingress serves, and how it reaches their backends. */
 export interface IngressEdges {
@@ -46,6 +50,8 @@ export interface IngressEdges {
   tuning?: EdgeHttpTuning;
   /** More CAs to trust for static address backends with TLS. */
   backendCa?: string;
+  /** The routes' sign-in (oauth, oidc, saml). */
+  signIn: SignInGate;
 }
 
 export interface EdgeHttpOptions {
@@ -59,6 +65,7 @@ export interface EdgeHttpOptions {
   tuning?: EdgeHttpTuning;
   /** More CAs to trust for static address backends with TLS (default: Node's). */
   backendCa?: string;
+  signIn: SignInGate;
 }
 
 /** A request the route's checks let through: what it carries to its backend. */
@@ -84,6 +91,8 @@ interface Admitted {
   policyRequest?: PolicyRequest;
   /** The request's body, when the policy had it read first (a jwt-validation token in the body). */
   body?: Buffer;
+  /** Cookies the sign-in sets on the answer (the session's last-seen time moved on). */
+  setCookies?: string[];
 }
 
 /** A request refused before any upstream: the answer to give. */
@@ -256,14 +265,14 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
   }
 
   /** The route and the checks that need no upstream: the request as it will go on, or why it may not. */
-  function admit(req: http.IncomingMessage, edge: HttpsEdge, upgrade = false): Admitted | Refusal {
+  function admit(req: http.IncomingMessage, edge: HttpsEdge, upgrade = false): Admitted | Refusal | { signIn: SignInDecision } {
     const host = String(req.headers.host ?? '').toLowerCase();
     const url = `https://${host}`;
     const client = clientAddress(req.socket);
     const account = edges.account(edge.accountId);
     const normalized = normalizeTarget(req.url ?? '');
     if (!account || !normalized) return refusal({ edge, client }, EDGE_ERRORS.badPath, 'request target');
-    const route = matchRoute(edge.routes, normalized.path);
+    const route = options.signIn.routeFor(edge, normalized.path, normalized.query) ?? matchRoute(edge.routes, normalized.path);
     if (!route) return refusal({ edge, client }, EDGE_ERRORS.noRoute, 'no route', `(${normalized.path.slice(0, 200)})`);
     const at = { edge, route, client };
     const m = route.modules;
@@ -272,11 +281,14 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
     if (m.ipRestriction?.enabled && !ipAllowed(m.ipRestriction, account.ipPolicies, client.ip)) return refusal(at, EDGE_ERRORS.ipRefused, 'ip_restriction');
     if (m.userAgentFilter?.enabled && !userAgentAllowed(m.userAgentFilter, String(req.headers['user-agent'] ?? '')))
       return refusal(at, EDGE_ERRORS.userAgentRefused, 'user_agent_filter');
+    const signIn = options.signIn.check(req, route, { host, path: normalized.path, query: normalized.query, upgrade });
+    if (signIn && signIn.kind !== 'pass') return { signIn };
     const policy = options.policies.http(edge.accountId, route.id, m.policy);
     if (policy === 'invalid') return refusal(at, EDGE_ERRORS.policyFailed, 'traffic policy does not compile');
     const breaker = m.circuitBreaker?.enabled ? breakers.of(route.id, m.circuitBreaker).allow() : undefined;
     if (m.circuitBreaker?.enabled && !breaker) return refusal(at, EDGE_ERRORS.circuitOpen, 'circuit_breaker');
     const backend = m.backend;
+    const forwarded = pairs(forwardedHeaders(req, 'https', client.ip, upgrade));
     return {
       ...(policy && { policy, conn: policyConnection(req, edge, host, client.ip) }),
       edge,
@@ -285,7 +297,8 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       url,
       client,
       target: normalized.query ? `${normalized.path}?${normalized.query}` : normalized.path,
-      headers: pairs(forwardedHeaders(req, 'https', client.ip, upgrade)),
+      headers: signIn ? withSignIn(forwarded, signIn) : forwarded,
+      ...(signIn && signIn.setCookies.length > 0 && { setCookies: signIn.setCookies }),
       ...(breaker && { breaker }),
       compress: Boolean(m.compression?.enabled),
       candidates: backend?.enabled ? candidates({ backends: account.backends, directory, accountId: edge.accountId }, backend.backend_id) : [],
@@ -384,6 +397,7 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       if (decision.compress) algorithms = [...new Set([...(algorithms ?? []), ...decision.compress])];
     }
     let out = applyHeaders(headers, x.route.modules.responseHeaders);
+    for (const cookie of x.setCookies ?? []) out.push(['Set-Cookie', cookie]);
     const encoding = algorithms ? encodingFor(x.req, status, out, algorithms) : undefined;
     if (encoding) {
       out = out.filter(([name]) => name.toLowerCase() !== 'content-length');
@@ -541,6 +555,7 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
 
     handle(req, res, edge) {
       const admitted = admit(req, edge);
+      if ('signIn' in admitted) return sendSignInAnswer(req, res, admitted.signIn, () => this.handle(req, res, edge));
       if ('refused' in admitted) {
         if (admitted.refused.status >= 500) res.shouldKeepAlive = false;
         return sendError(req, res, admitted.refused, `https://${String(req.headers.host ?? '').toLowerCase()}`, admitted.detail);
@@ -576,6 +591,7 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
         socket.end(rawErrorResponse(error, `https://${String(req.headers.host ?? '').toLowerCase()}`, req.headers.accept, detail));
       };
       const admitted = admit(req, edge, true);
+      if ('signIn' in admitted) return rawSignInAnswer(socket, admitted.signIn, () => this.upgrade(req, socket, head, edge));
       if ('refused' in admitted) return fail(admitted.refused, admitted.detail);
       // One object through it all: the policy and the request headers module change its target and headers.
       const x = { ...admitted, req };

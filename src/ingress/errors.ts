@@ -54,6 +54,30 @@ export const EDGE_ERRORS = {
     status: 426,
     message: (url: string) => `The route serving ${url} takes WebSocket connections only: it converts them to TCP for its backend.`,
   },
+  signInRequired: { code: 'ERR_EP_INGRESS_720', status: 401, message: (url: string) => `Sign in to reach ${url}: open it in a browser.` },
+  signInRefused: { code: 'ERR_EP_INGRESS_721', status: 403, message: (url: string) => `You are signed in, but your account may not reach ${url}.` },
+  signInFailed: { code: 'ERR_EP_INGRESS_722', status: 400, message: (url: string) => `The sign-in to ${url} could not be completed; start again from ${url}.` },
+  idpUnreachable: {
+    code: 'ERR_EP_INGRESS_723',
+    status: 502,
+    message: (url: string) => `The identity provider of ${url} could not be reached; no one can sign in until it can.`,
+  },
+  idpTimedOut: { code: 'ERR_EP_INGRESS_724', status: 504, message: (url: string) => `The identity provider of ${url} did not answer in time.` },
+  idpInvalid: {
+    code: 'ERR_EP_INGRESS_725',
+    status: 502,
+    message: (url: string) => `The identity provider of ${url} gave an answer that is not a valid sign-in.`,
+  },
+  noOAuthApp: {
+    code: 'ERR_EP_INGRESS_726',
+    status: 501,
+    message: (url: string) => `The route serving ${url} signs users in with the server's own OAuth application, and this server has none for its provider.`,
+  },
+  signInBroken: {
+    code: 'ERR_EP_INGRESS_727',
+    status: 500,
+    message: (url: string) => `The sign-in to ${url} failed on this server's side (its configuration could not be read).`,
+  },
   policyFailed: {
     code: 'ERR_EP_INGRESS_709',
     status: 500,
@@ -63,6 +87,7 @@ export const EDGE_ERRORS = {
 
 const REASONS: Record<number, string> = {
   400: 'Bad Request',
+  401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not Found',
   413: 'Content Too Large',

@@ -103,6 +103,7 @@ export function createHttpProxy(options: HttpProxyOptions): HttpProxy {
       streamsFor,
       ...(options.edges.tuning && { tuning: options.edges.tuning }),
       ...(options.edges.backendCa && { backendCa: options.edges.backendCa }),
+      signIn: options.edges.signIn,
     });
 
   return {

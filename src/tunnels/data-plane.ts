@@ -11,7 +11,8 @@ import type { Store } from '../db/store.js';
 import { createIngressCertificates, type IngressCertificatesOptions } from '../ingress/certificates.js';
 import { EdgeDirectory } from '../edges/edge-directory.js';
 import { CompiledPolicies } from '../edges/policies.js';
-import type { EdgeHttpTuning } from '../ingress/edge-http.js';
+import { EDGE_HTTP_DEFAULTS, type EdgeHttpTuning } from '../ingress/edge-http.js';
+import { createSignInGate, type SignInSettings } from '../edges/sign-in/sign-in.js';
 import { createStreamEdgeServer } from '../ingress/edge-stream.js';
 import { EdgePorts } from './edge-ports.js';
 import { startIngress, type IngressTuning } from '../ingress/ingress.js';
@@ -45,6 +46,8 @@ export interface DataPlaneOptions {
     backendCa?: string;
     /** How often SQLite's configuration revisions are read (default 250 ms). */
     configPollMs?: number;
+    /** Sign-in at HTTPS edges: OAuth providers' settings, CAs trusted for identity providers, the session clock. */
+    signIn?: SignInSettings;
   };
   sealer: Sealer;
   /** Sends the API's commands to this process's sessions (the queued ones of other instances too). */
@@ -101,6 +104,11 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
             policies,
             ...(ingress.edgeTuning && { tuning: ingress.edgeTuning }),
             ...(ingress.backendCa && { backendCa: ingress.backendCa }),
+            signIn: createSignInGate(ingress.signIn ?? {}, {
+              sealer: options.sealer,
+              log: log.child({ component: 'edges' }),
+              timeoutMs: ingress.edgeTuning?.identityProviderTimeoutMs ?? EDGE_HTTP_DEFAULTS.identityProviderTimeoutMs,
+            }),
           },
           certificates: createIngressCertificates({ ...ingress.certificates, store: options.store, sealer: options.sealer, domains: options.domains, log }),
           log: log.child({ component: 'ingress' }),

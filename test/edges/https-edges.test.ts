@@ -219,17 +219,17 @@ describeEachStore(
       }
     });
 
-    test('a route with a sign-in module it cannot enforce yet refuses every request with a page naming it; plain HTTP is sent to HTTPS', async () => {
+    test('a route with a module it cannot enforce yet refuses every request with a page naming it; plain HTTP is sent to HTTPS', async () => {
       const api = await h().newAccount();
       const ok = await created(api, '/backends/http_response', { body: 'secret', status_code: 200, headers: {} });
       const { host, routes, routeId } = await edgeWithRoute(api, { backend: { backend_id: ok.id } });
-      await put(api, `${routes}/${routeId}/oidc`, { issuer: 'https://idp.example.com', client_id: 'c', client_secret: 's', scopes: ['openid'] });
-      await edgesRead(h(), () => h().agents!.edges.httpsEdge(host)?.routes[0]?.modules.notYetEnforced.length === 1, 'the oidc module');
+      await put(api, `${routes}/${routeId}/webhook_verification`, { provider: 'github', secret: 'whsec' });
+      await edgesRead(h(), () => h().agents!.edges.httpsEdge(host)?.routes[0]?.modules.notYetEnforced.length === 1, 'the webhook_verification module');
       const r = await request(h(), host, '/', { headers: { accept: 'text/html' } });
       assert.equal(r.status, 501);
       assert.equal(r.headers['ngrok-error-code'], 'ERR_EP_INGRESS_705');
-      assert.match(r.text, /oidc/);
-      assert.doesNotMatch(r.text, /secret/);
+      assert.match(r.text, /webhook_verification/);
+      assert.doesNotMatch(r.text, /secret|whsec/);
 
       const plain = await new Promise<http.IncomingMessage>((resolve, reject) =>
         http.get({ host: '127.0.0.1', port: h().agents!.httpPort, path: '/a?b=1', headers: { host } }, resolve).on('error', reject),

@@ -22,6 +22,7 @@ import { startDataPlane, type DataPlane } from '../../src/tunnels/data-plane.js'
 import type { EdgeDirectory } from '../../src/edges/edge-directory.js';
 import type { EdgePorts } from '../../src/tunnels/edge-ports.js';
 import type { EdgeHttpTuning } from '../../src/ingress/edge-http.js';
+import type { SignInSettings } from '../../src/edges/sign-in/sign-in.js';
 import { AgentSessionRegistry } from '../../src/tunnels/registry.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
@@ -212,6 +213,8 @@ export interface HarnessOptions {
   leaseMs?: number;
   /** Edges' timeouts towards their backends (default: the data plane's). */
   edgeTuning?: EdgeHttpTuning;
+  /** Edges' sign-in: OAuth providers moved to stand-ins, the identity providers' CA, the session clock. */
+  signIn?: SignInSettings;
 }
 
 /** The agent listener of a harness: where agents dial, the CA to trust, the live sessions. */
@@ -294,6 +297,7 @@ async function serveApp(store: Store, database: Config['database'], options: Har
         tcpHost: '127.0.0.1',
         certificates: { dataDir: tlsDir, defaultCertificate: { cert: tls.cert, key: tls.key } },
         ...(options.edgeTuning && { edgeTuning: options.edgeTuning }),
+        ...(options.signIn && { signIn: options.signIn }),
       },
       ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }),
     });

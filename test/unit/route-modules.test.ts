@@ -423,7 +423,9 @@ describe('saml', () => {
 
     const certificate = new X509Certificate(shown.request_signing_certificate_pem as string);
     assert.ok(certificate.verify(certificate.publicKey), 'self-signed');
-    assert.equal(certificate.publicKey.asymmetricKeyType, 'ec');
+    // RSA 2048: samlify signs HTTP-Redirect AuthnRequests with RSA only.
+    assert.equal(certificate.publicKey.asymmetricKeyType, 'rsa');
+    assert.equal(certificate.publicKey.asymmetricKeyDetails?.modulusLength, 2048);
     assert.match(certificate.subject, /CN=edgeplane SAML sp_/);
     assert.ok(new Date(certificate.validTo) > new Date(Date.now() + 365 * 24 * 3600 * 1000));
     const key = sealer.open(stored.request_signing_key_sealed, 'saml.request_signing_key');

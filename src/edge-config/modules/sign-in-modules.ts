@@ -90,8 +90,8 @@ const checkScopes = (field: string, scopes: readonly string[] = []) => checkEach
 // ---------------------------------------------------------------------------------------------
 // OAuth
 
-const OAUTH_PROVIDERS = ['github', 'facebook', 'microsoft', 'google', 'linkedin', 'gitlab', 'twitch', 'amazon'] as const;
-type OAuthProvider = (typeof OAUTH_PROVIDERS)[number];
+export const OAUTH_PROVIDERS = ['github', 'facebook', 'microsoft', 'google', 'linkedin', 'gitlab', 'twitch', 'amazon'] as const;
+export type OAuthProvider = (typeof OAUTH_PROVIDERS)[number];
 /** Lists only GitHub has: who may sign in by team or organization membership. */
 const GITHUB_LISTS = ['teams', 'organizations'] as const;
 
@@ -153,14 +153,14 @@ const OAuthProviderValue = Type.Object({
   teams: Type.Optional(Type.Array(Type.String())),
   organizations: Type.Optional(Type.Array(Type.String())),
 });
-type OAuthProviderValue = Static<typeof OAuthProviderValue>;
+export type OAuthProviderValue = Static<typeof OAuthProviderValue>;
 /** What is stored: the session, and the one provider named, its client secret sealed. */
 const OAuthValue = Type.Object({
   ...SessionResponse,
   auth_check_interval: Type.Integer(),
   provider: Type.Object(Object.fromEntries(OAUTH_PROVIDERS.map((p) => [p, Type.Optional(OAuthProviderValue)])), { additionalProperties: false }),
 });
-type OAuthValue = Session & { auth_check_interval: number; provider: Partial<Record<OAuthProvider, OAuthProviderValue>> };
+export type OAuthValue = Session & { auth_check_interval: number; provider: Partial<Record<OAuthProvider, OAuthProviderValue>> };
 
 function oauthProviderValue(sealer: Sealer, provider: OAuthProvider, body: OAuthProviderBody): OAuthProviderValue {
   if ((body.client_id === undefined) !== (body.client_secret === undefined)) throw edgeModuleErrors.oauthClientPair({ provider });
@@ -231,6 +231,8 @@ const OidcValue = Type.Object({
   client_secret_sealed: Type.String(),
   scopes: Type.Array(Type.String()),
 });
+
+export type OidcValue = Static<typeof OidcValue>;
 
 function checkIssuer(issuer: string): string {
   const url = URL.canParse(issuer) ? new URL(issuer) : undefined;
@@ -317,8 +319,12 @@ function checkIdpMetadata(xml: string): string {
   throw invalid('has no IDPSSODescriptor: it describes no identity provider');
 }
 
-/** The request signing certificate: self-signed, ECDSA P-256 (fast to make), valid ten years; its key as PKCS#8 PEM. */
-const SIGNING_ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
+/**
+ * The request signing certificate: self-signed, RSA 2048 with SHA-256, valid ten years; its key as
+ * PKCS#8 PEM. RSA rather than ECDSA: samlify signs HTTP-Redirect AuthnRequests with node-rsa
+ * (RSA only), and RSA-SHA256 is the one algorithm every identity provider verifies.
+ */
+const SIGNING_ALGORITHM = { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' } as const;
 
 async function selfSignedCertificate(commonName: string): Promise<{ certificatePem: string; keyPem: string }> {
   const keys = (await webcrypto.subtle.generateKey(SIGNING_ALGORITHM, true, ['sign', 'verify'])) as unknown as CryptoKeyPair;
@@ -364,7 +370,7 @@ const SamlShown = {
   ...SamlProvider,
 };
 const SamlValue = Type.Object({ ...SamlShown, request_signing_key_sealed: Type.String(), service_provider_id: Type.String() });
-type SamlValue = Static<typeof SamlValue>;
+export type SamlValue = Static<typeof SamlValue>;
 /** What parse makes before `finish` adds the certificate and its sealed key. */
 type ParsedSaml = Omit<SamlValue, 'request_signing_certificate_pem' | 'request_signing_key_sealed'>;
 

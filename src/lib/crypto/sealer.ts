@@ -1,6 +1,6 @@
 // Private keys at rest: AES-256-GCM under the master key, with the owning resource's id as
 // additional data, so a sealed value copied onto another row does not open.
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
 const VERSION = 'v1';
 
@@ -15,6 +15,15 @@ export class Sealer {
     cipher.setAAD(Buffer.from(boundTo, 'utf8'));
     const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
     return [VERSION, iv.toString('base64'), cipher.getAuthTag().toString('base64'), ciphertext.toString('base64')].join(':');
+  }
+
+  /**
+   * A 32-byte key for one purpose, derived from the master key (HKDF-SHA256, the purpose as its
+   * info), so that other uses of the master key (sign-in sessions) never use the key itself and
+   * no two purposes share a key.
+   */
+  derive(purpose: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.key, 'edgeplane', `edgeplane ${purpose}`, 32));
   }
 
   open(sealed: string, boundTo: string): string {
