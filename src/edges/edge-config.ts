@@ -18,6 +18,7 @@ import {
   requestHeadersModule,
   responseHeadersModule,
   userAgentFilterModule,
+  webhookVerificationModule,
   websocketTcpConverterModule,
 } from '../edge-config/modules/route-modules.js';
 import { oauthModule, oidcModule, samlModule, type OAuthValue, type OidcValue, type SamlValue } from '../edge-config/modules/sign-in-modules.js';
@@ -42,9 +43,6 @@ export type SwitchModule = ValueOf<typeof compressionModule>;
 /** Either form of an edge's traffic policy, as stored. */
 export type PolicyModule = { kind: 'traffic_policy'; enabled: boolean; value: string } | { kind: 'policy'; value: EndpointPolicy };
 
-/** Modules a route has that the edge cannot enforce yet: their requests are refused, never passed around the check. */
-export const NOT_YET_ENFORCED = ['webhook_verification'] as const;
-
 export type OAuthModule = OAuthValue;
 export type OidcModule = OidcValue;
 export type SamlModule = SamlValue;
@@ -62,6 +60,7 @@ const refuse = (): never => {
   throw new Error('edge configuration reads sign-in modules; it never seals or opens');
 };
 const readOnly = { seal: refuse, open: refuse, derive: refuse } as unknown as Sealer;
+const webhookVerification = webhookVerificationModule('webhook_verification');
 const signInModules = { oauth: oauthModule(readOnly), oidc: oidcModule(readOnly), saml: samlModule(readOnly) };
 
 export interface RouteModules {
@@ -79,8 +78,6 @@ export interface RouteModules {
   oidc?: OidcModule;
   saml?: SamlModule;
   webhookVerification?: WebhookVerificationModule;
-  /** The modules set that are not enforced yet (webhook verification), by name. */
-  notYetEnforced: string[];
 }
 
 export type RouteMatchType = 'exact_path' | 'path_prefix';
@@ -175,7 +172,7 @@ function routeModulesOf(stored: ReadonlyMap<string, StoredModule> | undefined): 
     oauth: moduleValue(stored, signInModules.oauth) as OAuthModule | undefined,
     oidc: moduleValue(stored, signInModules.oidc),
     saml: moduleValue(stored, signInModules.saml),
-    notYetEnforced: NOT_YET_ENFORCED.filter((name) => (stored?.get(name)?.value as { enabled?: boolean } | undefined)?.enabled !== false && stored?.has(name)),
+    webhookVerification: moduleValue(stored, webhookVerification),
   };
 }
 

@@ -17,7 +17,8 @@ import type { IngressDirectory, TunnelTarget } from '../core/live-agents.js';
 import { ipAllowed, userAgentAllowed } from '../edges/access.js';
 import { candidates, type Candidate } from '../edges/backends.js';
 import type { BreakerPass, CircuitBreakers } from '../edges/circuit-breaker.js';
-import type { AccountEdges, HeadersModule, HttpsEdge, HttpsRoute } from '../edges/edge-config.js';
+import type { AccountEdges, HeadersModule, HttpsEdge, HttpsRoute, WebhookVerificationModule } from '../edges/edge-config.js';
+import { MAX_WEBHOOK_BODY_BYTES, refusalStatusOf, verifyWebhook } from '../edges/webhooks/index.js';
 import type { EdgeDirectory } from '../edges/edge-directory.js';
 import type { CompiledPolicies } from '../edges/policies.js';
 import { rawSignInAnswer, sendSignInAnswer, withSignIn, type SignInDecision, type SignInGate } from '../edges/sign-in/gate.js';
@@ -276,8 +277,6 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
     if (!route) return refusal({ edge, client }, EDGE_ERRORS.noRoute, 'no route', `(${normalized.path.slice(0, 200)})`);
     const at = { edge, route, client };
     const m = route.modules;
-    if (m.notYetEnforced.length > 0)
-      return refusal(at, EDGE_ERRORS.notEnforced, `module ${m.notYetEnforced.join(', ')}`, `Modules: ${m.notYetEnforced.join(', ')}.`);
     if (m.ipRestriction?.enabled && !ipAllowed(m.ipRestriction, account.ipPolicies, client.ip)) return refusal(at, EDGE_ERRORS.ipRefused, 'ip_restriction');
     if (m.userAgentFilter?.enabled && !userAgentAllowed(m.userAgentFilter, String(req.headers['user-agent'] ?? '')))
       return refusal(at, EDGE_ERRORS.userAgentRefused, 'user_agent_filter');
@@ -332,16 +331,50 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
   }
 
   /**
+   * The route's webhook verification: the body read whole (it is sent on from memory) and checked
+   * by the provider's scheme (docs/webhooks.md); the refusal to answer with, or undefined. An
+   * upgrade has no body to sign: it is checked as an empty one.
+   */
+  async function checkWebhook(x: Exchange | (Admitted & { req: http.IncomingMessage }), module: WebhookVerificationModule): Promise<IngressError | undefined> {
+    const body = 'res' in x ? await readBody(x.req, MAX_WEBHOOK_BODY_BYTES) : Buffer.alloc(0);
+    if (!body) {
+      if ('res' in x) x.res.shouldKeepAlive = false;
+      return EDGE_ERRORS.webhookBodyTooLarge;
+    }
+    x.body = body;
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(x.req.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+    // The URL as the provider called it: schemes that sign it (Twilio, Square, …) sign what they sent, not its normalized form.
+    const request = { method: x.req.method ?? 'GET', url: `${x.url}${x.req.url ?? '/'}`, headers, body };
+    const verdict = await verifyWebhook(module.provider, module.secret, request);
+    if (verdict.ok) return undefined;
+    log.info(
+      { edge_id: x.edge.id, route_id: x.route.id, account_id: x.edge.accountId, client_ip: x.client.ip, provider: module.provider, why: verdict.reason },
+      'edge: webhook verification refused the request',
+    );
+    return refusalStatusOf(module.provider) === 401 ? EDGE_ERRORS.webhookUnauthorized : EDGE_ERRORS.webhookRefused;
+  }
+
+  /**
    * The route's policy on the request (it may change its target and headers, or answer it), then
    * the request headers module: true when the request goes on to its backend.
    */
   async function beforeBackend(
     x: Exchange | (Admitted & { req: http.IncomingMessage }),
-    answerWith: (refusal: PolicyRefusal | undefined) => void,
+    answerWith: (answer: { policy: PolicyRefusal } | { error: IngressError }) => void,
   ): Promise<boolean> {
+    const webhook = x.route.modules.webhookVerification;
+    if (webhook?.enabled) {
+      const refused = await checkWebhook(x, webhook);
+      if (refused) {
+        x.breaker?.record(false);
+        answerWith({ error: refused });
+        return false;
+      }
+    }
     if (x.policy && x.conn) {
-      let body: Buffer | undefined;
-      if (x.policy.needsRequestBody && 'res' in x) {
+      let body = x.body;
+      if (!body && x.policy.needsRequestBody && 'res' in x) {
         body = await readBody(x.req, MAX_POLICY_BODY_BYTES);
         if (!body) {
           x.res.shouldKeepAlive = false;
@@ -363,12 +396,12 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       const decision = await x.policy.onRequest(x.conn, request);
       if (decision.kind === 'respond') {
         x.breaker?.record(false);
-        answerWith(decision.response);
+        answerWith({ policy: decision.response });
         return false;
       }
       if (decision.kind === 'error') {
         policyError(x, decision.rule, decision.problem);
-        answerWith(undefined);
+        answerWith({ error: EDGE_ERRORS.policyFailed });
         return false;
       }
       x.target = request.url;
@@ -569,11 +602,11 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       }
       const x: Exchange = { ...admitted, req, res };
       const onward = async () => {
-        const goes = await beforeBackend(x, (refusal) => {
+        const goes = await beforeBackend(x, (answer) => {
           x.req.resume();
-          if (refusal) return policyAnswer(x, refusal, 'on_http_request');
+          if ('policy' in answer) return policyAnswer(x, answer.policy, 'on_http_request');
           res.shouldKeepAlive = false;
-          sendError(req, res, EDGE_ERRORS.policyFailed, x.url);
+          sendError(req, res, answer.error, x.url);
         });
         if (goes) await send(x, x.candidates);
       };
@@ -595,8 +628,9 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       if ('refused' in admitted) return fail(admitted.refused, admitted.detail);
       // One object through it all: the policy and the request headers module change its target and headers.
       const x = { ...admitted, req };
-      void beforeBackend(x, (refusal) => {
-        if (!refusal) return fail(EDGE_ERRORS.policyFailed);
+      void beforeBackend(x, (answer) => {
+        if ('error' in answer) return fail(answer.error);
+        const refusal = answer.policy;
         socket.on('error', () => {});
         let text = `HTTP/1.1 ${refusal.status} ${http.STATUS_CODES[refusal.status] ?? 'Error'}\r\n`;
         for (const [name, value] of refusal.headers) if (name.toLowerCase() !== 'content-length') text += `${name}: ${value}\r\n`;

@@ -36,11 +36,6 @@ export const EDGE_ERRORS = {
     status: 503,
     message: (url: string) => `The upstream of ${url} is failing; requests are refused for a while (circuit breaker).`,
   },
-  notEnforced: {
-    code: 'ERR_EP_INGRESS_705',
-    status: 501,
-    message: (url: string) => `The route serving ${url} has a module this server cannot enforce yet; no request is passed around it.`,
-  },
   unreachable: { code: 'ERR_EP_INGRESS_706', status: 502, message: (url: string) => `The upstream of ${url} could not be reached.` },
   timedOut: { code: 'ERR_EP_INGRESS_707', status: 504, message: (url: string) => `The upstream of ${url} did not answer in time.` },
   noBackend: { code: 'ERR_EP_INGRESS_708', status: 502, message: (url: string) => `The route serving ${url} has no backend.` },
@@ -53,6 +48,22 @@ export const EDGE_ERRORS = {
     code: 'ERR_EP_INGRESS_711',
     status: 426,
     message: (url: string) => `The route serving ${url} takes WebSocket connections only: it converts them to TCP for its backend.`,
+  },
+  webhookRefused: {
+    code: 'ERR_EP_INGRESS_713',
+    status: 403,
+    message: (url: string) => `The request to ${url} does not carry a valid signature of the route's webhook provider.`,
+  },
+  /** The same refusal for a provider that acts on a 401 (Xero). */
+  webhookUnauthorized: {
+    code: 'ERR_EP_INGRESS_713',
+    status: 401,
+    message: (url: string) => `The request to ${url} does not carry a valid signature of the route's webhook provider.`,
+  },
+  webhookBodyTooLarge: {
+    code: 'ERR_EP_INGRESS_714',
+    status: 413,
+    message: (url: string) => `The request's body is longer than the 1 MiB ${url} reads to verify a webhook's signature.`,
   },
   signInRequired: { code: 'ERR_EP_INGRESS_720', status: 401, message: (url: string) => `Sign in to reach ${url}: open it in a browser.` },
   signInRefused: { code: 'ERR_EP_INGRESS_721', status: 403, message: (url: string) => `You are signed in, but your account may not reach ${url}.` },

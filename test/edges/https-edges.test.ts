@@ -10,7 +10,7 @@ import zlib from 'node:zlib';
 import { once } from 'node:events';
 import WebSocket, { WebSocketServer } from 'ws';
 import { describeEachStore } from '../helpers/harness.js';
-import { agent, created, edgesRead, edgeWithRoute, put, request, reservedHost, routesRead, upstream } from './helpers.js';
+import { agent, created, edgesRead, edgeWithRoute, put, request, reservedHost, routesRead, upstream, type Answer } from './helpers.js';
 
 describeEachStore(
   'HTTPS edges serve traffic',
@@ -219,24 +219,51 @@ describeEachStore(
       }
     });
 
-    test('a route with a module it cannot enforce yet refuses every request with a page naming it; plain HTTP is sent to HTTPS', async () => {
+    test('webhook verification: a request signed as the provider publishes reaches the backend whole; unsigned, altered, oversized ones never do; plain HTTP is sent to HTTPS', async () => {
       const api = await h().newAccount();
-      const ok = await created(api, '/backends/http_response', { body: 'secret', status_code: 200, headers: {} });
-      const { host, routes, routeId } = await edgeWithRoute(api, { backend: { backend_id: ok.id } });
-      await put(api, `${routes}/${routeId}/webhook_verification`, { provider: 'github', secret: 'whsec' });
-      await edgesRead(h(), () => h().agents!.edges.httpsEdge(host)?.routes[0]?.modules.notYetEnforced.length === 1, 'the webhook_verification module');
-      const r = await request(h(), host, '/', { headers: { accept: 'text/html' } });
-      assert.equal(r.status, 501);
-      assert.equal(r.headers['ngrok-error-code'], 'ERR_EP_INGRESS_705');
-      assert.match(r.text, /webhook_verification/);
-      assert.doesNotMatch(r.text, /secret|whsec/);
+      const up = await upstream('hooks');
+      try {
+        const backend = await created(api, '/backends/static', { address: `127.0.0.1:${up.port}`, tls: { enabled: false } });
+        const { host, routes, routeId } = await edgeWithRoute(api, { backend: { backend_id: backend.id } });
+        // GitHub's own worked example (docs.github.com, "Validating webhook deliveries"): this secret and payload give this signature.
+        await put(api, `${routes}/${routeId}/webhook_verification`, { provider: 'GitHub', secret: "It's a Secret to Everybody" });
+        await edgesRead(
+          h(),
+          () => h().agents!.edges.httpsEdge(host)?.routes[0]?.modules.webhookVerification?.provider === 'GitHub',
+          'the webhook_verification module',
+        );
+        const signature = 'sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17';
+        const post = (body: string | Buffer, headers: Record<string, string> = {}) => request(h(), host, '/hook', { method: 'POST', body, headers });
 
-      const plain = await new Promise<http.IncomingMessage>((resolve, reject) =>
-        http.get({ host: '127.0.0.1', port: h().agents!.httpPort, path: '/a?b=1', headers: { host } }, resolve).on('error', reject),
-      );
-      plain.resume();
-      assert.equal(plain.statusCode, 308);
-      assert.equal(plain.headers.location, `https://${host}/a?b=1`);
+        const good = await post('Hello, World!', { 'x-hub-signature-256': signature });
+        assert.equal(good.status, 200, good.text);
+        assert.equal(up.received.length, 1);
+        assert.equal(up.received[0]!.body, 'Hello, World!');
+        assert.equal(up.received[0]!.headers['x-hub-signature-256'], signature);
+
+        const refusals: [string, Answer][] = [
+          ['unsigned', await post('Hello, World!')],
+          ['altered body', await post('Hello, World?', { 'x-hub-signature-256': signature })],
+          ['wrong signature', await post('Hello, World!', { 'x-hub-signature-256': signature.replace(/.$/, '0'), accept: 'text/html' })],
+        ];
+        for (const [why, r] of refusals) {
+          assert.equal(r.status, 403, why);
+          assert.equal(r.headers['ngrok-error-code'], 'ERR_EP_INGRESS_713', why);
+          assert.doesNotMatch(r.text, /Secret to Everybody|757107ea/, `${why}: the page shows neither the secret nor the expected signature`);
+        }
+        const big = await post(Buffer.alloc(1024 * 1024 + 1, 'a'), { 'x-hub-signature-256': signature });
+        assert.equal(big.status, 413);
+        assert.equal(big.headers['ngrok-error-code'], 'ERR_EP_INGRESS_714');
+        assert.equal(up.received.length, 1, 'no refused request reached the backend');
+        const plain = await new Promise<http.IncomingMessage>((resolve, reject) =>
+          http.get({ host: '127.0.0.1', port: h().agents!.httpPort, path: '/hook?b=1', headers: { host } }, resolve).on('error', reject),
+        );
+        plain.resume();
+        assert.equal(plain.statusCode, 308);
+        assert.equal(plain.headers.location, `https://${host}/hook?b=1`);
+      } finally {
+        await up.close();
+      }
     });
 
     test('WebSockets: upgraded through a tunnel group to the agent’s upstream; with websocket_tcp_converter, messages reach a TCP backend as bytes and plain requests are 426', async () => {

@@ -119,7 +119,7 @@ describe('normalizeTarget', () => {
 let routeCount = 0;
 function route(matchType: RouteMatchType, match: string): HttpsRoute {
   routeCount++;
-  return { id: `edghtsrt_${routeCount}`, edgeId: 'edghts_1', matchType, match, modules: { notYetEnforced: [] } };
+  return { id: `edghtsrt_${routeCount}`, edgeId: 'edghts_1', matchType, match, modules: {} };
 }
 const exact = (match: string) => route('exact_path', match);
 const prefix = (match: string) => route('path_prefix', match);

@@ -145,7 +145,7 @@ export class SignInGate {
     const found = signInOf(route);
     if (!found) return undefined;
     const method = this.options.methods[found.name] as SignInMethod<SignInModule> | undefined;
-    if (!method) return this.error(req, at, route, EDGE_ERRORS.notEnforced, `module ${found.name} has no method here`, `Modules: ${found.name}.`);
+    if (!method) return this.error(req, at, route, EDGE_ERRORS.signInBroken, `module ${found.name} has no method here`);
     const ctx: SignInContext<SignInModule> = {
       route,
       module: found.module,

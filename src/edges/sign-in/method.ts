@@ -72,7 +72,7 @@ export interface SignInMethod<M> {
   recheck?(ctx: SignInContext<M>, session: Session): Promise<'ok' | SignInFailure>;
 }
 
-/** The methods the gate knows, by module name; a route whose method is missing is refused (ERR_EP_INGRESS_705). */
+/** The methods the gate knows, by module name; a route whose method is missing is refused (ERR_EP_INGRESS_727). */
 export interface SignInMethods {
   oauth?: SignInMethod<OAuthValue>;
   oidc?: SignInMethod<OidcValue>;
