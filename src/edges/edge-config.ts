@@ -22,6 +22,8 @@ import {
 } from '../edge-config/modules/route-modules.js';
 import type { EndpointPolicy } from '../edge-config/traffic-policy/traffic-policy.js';
 import { readModules, type ModuleDefinition, type StoredModule } from '../crud/modules.js';
+import type { TunnelTarget } from '../core/live-agents.js';
+import { readEndpointConfigurations, type EndpointConfigurations } from './endpoint-configurations.js';
 
 type ValueOf<M> = M extends ModuleDefinition<infer _R, infer S extends TSchema> ? Static<S> : never;
 
@@ -103,7 +105,9 @@ export type Backend =
   | { kind: 'http_response'; id: string; status: number; headers: Record<string, string>; body: string }
   | { kind: 'static_address'; id: string; host: string; port: number; tls: boolean }
   | { kind: 'failover'; id: string; backends: string[] }
-  | { kind: 'weighted'; id: string; backends: { id: string; weight: number }[] };
+  | { kind: 'weighted'; id: string; backends: { id: string; weight: number }[] }
+  /** An agent's endpoint served through the edge pipeline (agent-endpoints.ts): its own tunnel. */
+  | { kind: 'agent_endpoint'; id: string; target: TunnelTarget };
 
 export interface IpPolicyRules {
   allow: string[];
@@ -117,6 +121,8 @@ export interface AccountEdges {
   tcp: TcpEdge[];
   backends: ReadonlyMap<string, Backend>;
   ipPolicies: ReadonlyMap<string, IpPolicyRules>;
+  /** The endpoint configurations attached to reserved domains and addresses (agent endpoints on them). */
+  endpointConfigurations?: EndpointConfigurations;
 }
 
 /** A stored module's value checked against its definition's stored shape, when it is set. */
@@ -198,7 +204,7 @@ async function readIpPolicies(db: ScopedDb): Promise<Map<string, IpPolicyRules>>
 
 /** Every edge of the account with what it needs, read in one go. */
 export async function readAccountEdges(db: ScopedDb, accountId: string): Promise<AccountEdges> {
-  const [httpsRows, tlsRows, tcpRows, routeRows, edgeDomains, domains, tcpAddrs, addrs, cas, backends, ipPolicies] = await Promise.all([
+  const [httpsRows, tlsRows, tcpRows, routeRows, edgeDomains, domains, tcpAddrs, addrs, cas, backends, ipPolicies, endpointConfigurations] = await Promise.all([
     db.select('https_edges', {}),
     db.select('tls_edges', {}),
     db.select('tcp_edges', {}),
@@ -210,6 +216,7 @@ export async function readAccountEdges(db: ScopedDb, accountId: string): Promise
     db.select('certificate_authorities', {}),
     readBackends(db),
     readIpPolicies(db),
+    readEndpointConfigurations(db),
   ]);
   const owners = [...httpsRows, ...tlsRows, ...tcpRows, ...routeRows].map((r) => r.id);
   const modules = await readModules(db, owners);
@@ -255,5 +262,6 @@ export async function readAccountEdges(db: ScopedDb, accountId: string): Promise
     })),
     backends,
     ipPolicies,
+    endpointConfigurations,
   };
 }
