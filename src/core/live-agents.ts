@@ -2,6 +2,7 @@
 // sessions and tunnels this process holds (for the API's lists and the many-instance records), the
 // targets public connections are sent to, and the commands the API sends to an agent. Types only.
 import type { Duplex } from 'node:stream';
+import type { AgentEndpointModules } from '../edges/agent-options.js';
 
 export type EndpointProto = 'http' | 'https' | 'tcp' | 'tls';
 
@@ -71,6 +72,11 @@ export interface TunnelTarget {
   tunnelId: string;
   accountId: string;
   proto: EndpointProto;
+  /**
+   * A bound endpoint's: its id, the reserved domain or address it is on (whose endpoint
+   * configuration applies), and the modules its Bind asked for (none: served as it is).
+   */
+  endpoint?: { id: string; domainId?: string; tcpAddrId?: string; modules?: AgentEndpointModules };
   /**
    * A stream to the agent for one public connection: its bytes go to the agent's upstream and
    * back. `clientAddr` is the public client's `ip:port`. Throws when the session has ended.

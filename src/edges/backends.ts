@@ -40,6 +40,8 @@ export function candidates(resolver: BackendResolver, backendId: string, depth =
       return [{ kind: 'response', backendId, status: backend.status, headers: backend.headers, body: backend.body }];
     case 'failover':
       return backend.backends.flatMap((id) => candidates(resolver, id, depth + 1));
+    case 'agent_endpoint':
+      return [{ kind: 'tunnel', backendId, target: backend.target }];
     case 'weighted': {
       const chosen = drawByWeight(backend.backends, resolver.random ?? Math.random);
       return chosen ? candidates(resolver, chosen, depth + 1) : [];

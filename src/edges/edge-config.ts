@@ -25,6 +25,8 @@ import { oauthModule, oidcModule, samlModule, type OAuthValue, type OidcValue, t
 import type { EndpointPolicy } from '../edge-config/traffic-policy/traffic-policy.js';
 import type { Sealer } from '../lib/crypto/sealer.js';
 import { readModules, type ModuleDefinition, type StoredModule } from '../crud/modules.js';
+import type { TunnelTarget } from '../core/live-agents.js';
+import { readEndpointConfigurations, type EndpointConfigurations } from './endpoint-configurations.js';
 
 type ValueOf<M> = M extends ModuleDefinition<infer _R, infer S extends TSchema> ? Static<S> : never;
 
@@ -126,7 +128,9 @@ export type Backend =
   | { kind: 'http_response'; id: string; status: number; headers: Record<string, string>; body: string }
   | { kind: 'static_address'; id: string; host: string; port: number; tls: boolean }
   | { kind: 'failover'; id: string; backends: string[] }
-  | { kind: 'weighted'; id: string; backends: { id: string; weight: number }[] };
+  | { kind: 'weighted'; id: string; backends: { id: string; weight: number }[] }
+  /** An agent's endpoint served through the edge pipeline (agent-endpoints.ts): its own tunnel. */
+  | { kind: 'agent_endpoint'; id: string; target: TunnelTarget };
 
 export interface IpPolicyRules {
   allow: string[];
@@ -140,6 +144,8 @@ export interface AccountEdges {
   tcp: TcpEdge[];
   backends: ReadonlyMap<string, Backend>;
   ipPolicies: ReadonlyMap<string, IpPolicyRules>;
+  /** The endpoint configurations attached to reserved domains and addresses (agent endpoints on them). */
+  endpointConfigurations?: EndpointConfigurations;
 }
 
 /** A stored module's value checked against its definition's stored shape, when it is set. */
@@ -224,7 +230,7 @@ async function readIpPolicies(db: ScopedDb): Promise<Map<string, IpPolicyRules>>
 
 /** Every edge of the account with what it needs, read in one go. */
 export async function readAccountEdges(db: ScopedDb, accountId: string): Promise<AccountEdges> {
-  const [httpsRows, tlsRows, tcpRows, routeRows, edgeDomains, domains, tcpAddrs, addrs, cas, backends, ipPolicies] = await Promise.all([
+  const [httpsRows, tlsRows, tcpRows, routeRows, edgeDomains, domains, tcpAddrs, addrs, cas, backends, ipPolicies, endpointConfigurations] = await Promise.all([
     db.select('https_edges', {}),
     db.select('tls_edges', {}),
     db.select('tcp_edges', {}),
@@ -236,6 +242,7 @@ export async function readAccountEdges(db: ScopedDb, accountId: string): Promise
     db.select('certificate_authorities', {}),
     readBackends(db),
     readIpPolicies(db),
+    readEndpointConfigurations(db),
   ]);
   const owners = [...httpsRows, ...tlsRows, ...tcpRows, ...routeRows].map((r) => r.id);
   const modules = await readModules(db, owners);
@@ -281,5 +288,6 @@ export async function readAccountEdges(db: ScopedDb, accountId: string): Promise
     })),
     backends,
     ipPolicies,
+    endpointConfigurations,
   };
 }

@@ -151,13 +151,17 @@ export class EdgeDirectory {
         .select('account_id')
         .union(reader.selectFrom('tls_edges').select('account_id'))
         .union(reader.selectFrom('tcp_edges').select('account_id'))
+        // Endpoint configurations apply to agent endpoints on the domains and addresses they are attached to.
+        .union(reader.selectFrom('endpoint_configurations').select('account_id'))
         .execute(),
     );
     return new Set([...rows.map((r) => r.account_id), ...this.accounts.keys()]);
   }
 
   private put(accountId: string, edges: AccountEdges): void {
-    if (edges.https.length + edges.tls.length + edges.tcp.length === 0) this.accounts.delete(accountId);
+    const configurations = edges.endpointConfigurations;
+    const attached = configurations !== undefined && configurations.byDomain.size + configurations.byAddr.size > 0;
+    if (edges.https.length + edges.tls.length + edges.tcp.length === 0 && !attached) this.accounts.delete(accountId);
     else this.accounts.set(accountId, edges);
   }
 

@@ -15,6 +15,8 @@ import type { Logger } from 'pino';
 import { createWebSocketStream, WebSocketServer } from 'ws';
 import type { IngressDirectory, TunnelTarget } from '../core/live-agents.js';
 import { ipAllowed, userAgentAllowed } from '../edges/access.js';
+import { agentEndpointOf, type AgentEndpoints } from '../edges/agent-endpoints.js';
+import { basicAuthChallenge } from '../edges/basic-auth.js';
 import { candidates, type Candidate } from '../edges/backends.js';
 import type { BreakerPass, CircuitBreakers } from '../edges/circuit-breaker.js';
 import type { AccountEdges, HeadersModule, HttpsEdge, HttpsRoute, WebhookVerificationModule } from '../edges/edge-config.js';
@@ -53,6 +55,8 @@ export interface IngressEdges {
   backendCa?: string;
   /** The routes' sign-in (oauth, oidc, saml). */
   signIn: SignInGate;
+  /** Agent endpoints served through the edge pipeline (their options, their endpoint configurations). */
+  agentEndpoints?: AgentEndpoints;
 }
 
 export interface EdgeHttpOptions {
@@ -75,6 +79,8 @@ interface Admitted {
   route: HttpsRoute;
   account: AccountEdges;
   url: string;
+  /** `https`, or `http` for an agent's plain HTTP endpoint. */
+  scheme: 'http' | 'https';
   client: { ip: string; addr: string };
   /** What goes to the upstream: the request target and the headers, as name/value pairs. */
   target: string;
@@ -100,6 +106,8 @@ interface Admitted {
 interface Refusal {
   refused: IngressError;
   detail?: string;
+  /** Headers the answer carries (a 401's challenge). */
+  headers?: Record<string, string>;
 }
 
 /** An admitted request with its client's request and response. */
@@ -178,6 +186,11 @@ const ENCODINGS = ['br', 'gzip', 'deflate'] as const;
 const connectedAt = new WeakMap<object, Date>();
 
 /** What a traffic policy sees of the connection a request came on. */
+/** The scheme an edge's requests come with: an agent's `http` endpoint's are plain; every other's are HTTPS. */
+function schemeOf(edge: HttpsEdge): 'http' | 'https' {
+  return agentEndpointOf(edge)?.scheme === 'http' ? 'http' : 'https';
+}
+
 function policyConnection(req: http.IncomingMessage, edge: HttpsEdge, host: string, clientIp: string): PolicyConnection {
   const socket = req.socket;
   let startedAt = connectedAt.get(socket);
@@ -192,7 +205,10 @@ function policyConnection(req: http.IncomingMessage, edge: HttpsEdge, host: stri
     serverIp,
     serverPort: socket.localPort ?? 0,
     startedAt,
-    endpoint: { id: edge.id, host, port: 443, url: `https://${host}`, addr: `${host}:443`, protocol: 'https' },
+    endpoint:
+      schemeOf(edge) === 'http'
+        ? { id: edge.id, host, port: 80, url: `http://${host}`, addr: `${host}:80`, protocol: 'http' }
+        : { id: edge.id, host, port: 443, url: `https://${host}`, addr: `${host}:443`, protocol: 'https' },
   };
 }
 
@@ -257,20 +273,29 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
   const webSockets = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, perMessageDeflate: false });
 
   /** A refusal, logged with the edge and route that refused. */
-  function refusal(at: { edge: HttpsEdge; route?: HttpsRoute; client: { ip: string } }, error: IngressError, why: string, detail?: string): Refusal {
+  function refusal(
+    at: { edge: HttpsEdge; route?: HttpsRoute; client: { ip: string } },
+    error: IngressError,
+    why: string,
+    detail?: string,
+    headers?: Record<string, string>,
+  ): Refusal {
     log.info(
       { edge_id: at.edge.id, route_id: at.route?.id, account_id: at.edge.accountId, client_ip: at.client.ip, code: error.code, why },
       'edge: request refused',
     );
-    return { refused: error, ...(detail !== undefined && { detail }) };
+    return { refused: error, ...(detail !== undefined && { detail }), ...(headers && { headers }) };
   }
 
   /** The route and the checks that need no upstream: the request as it will go on, or why it may not. */
   function admit(req: http.IncomingMessage, edge: HttpsEdge, upgrade = false): Admitted | Refusal | { signIn: SignInDecision } {
     const host = String(req.headers.host ?? '').toLowerCase();
-    const url = `https://${host}`;
+    // An agent's endpoint brings its account view (its tunnel as backend) and its own checks.
+    const agent = agentEndpointOf(edge);
+    const scheme = schemeOf(edge);
+    const url = `${scheme}://${host}`;
     const client = clientAddress(req.socket);
-    const account = edges.account(edge.accountId);
+    const account = agent ? agent.account : edges.account(edge.accountId);
     const normalized = normalizeTarget(req.url ?? '');
     if (!account || !normalized) return refusal({ edge, client }, EDGE_ERRORS.badPath, 'request target');
     const route = options.signIn.routeFor(edge, normalized.path, normalized.query) ?? matchRoute(edge.routes, normalized.path);
@@ -278,6 +303,12 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
     const at = { edge, route, client };
     const m = route.modules;
     if (m.ipRestriction?.enabled && !ipAllowed(m.ipRestriction, account.ipPolicies, client.ip)) return refusal(at, EDGE_ERRORS.ipRefused, 'ip_restriction');
+    const agentRefused = agent?.check(client.ip, req.headers.authorization);
+    if (agentRefused?.refused === 'unenforceable')
+      return refusal(at, EDGE_ERRORS.agentUnenforceable, `configuration ${agentRefused.modules.join(', ')}`, `Modules: ${agentRefused.modules.join(', ')}.`);
+    if (agentRefused?.refused === 'ip_restriction') return refusal(at, EDGE_ERRORS.ipRefused, 'ip_restriction (agent)');
+    if (agentRefused?.refused === 'basic_auth')
+      return refusal(at, EDGE_ERRORS.unauthorized, 'basic_auth', undefined, { 'WWW-Authenticate': basicAuthChallenge(host.replace(/:\d+$/, '')) });
     if (m.userAgentFilter?.enabled && !userAgentAllowed(m.userAgentFilter, String(req.headers['user-agent'] ?? '')))
       return refusal(at, EDGE_ERRORS.userAgentRefused, 'user_agent_filter');
     const signIn = options.signIn.check(req, route, { host, path: normalized.path, query: normalized.query, upgrade });
@@ -287,13 +318,14 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
     const breaker = m.circuitBreaker?.enabled ? breakers.of(route.id, m.circuitBreaker).allow() : undefined;
     if (m.circuitBreaker?.enabled && !breaker) return refusal(at, EDGE_ERRORS.circuitOpen, 'circuit_breaker');
     const backend = m.backend;
-    const forwarded = pairs(forwardedHeaders(req, 'https', client.ip, upgrade));
+    const forwarded = pairs(forwardedHeaders(req, scheme, client.ip, upgrade));
     return {
       ...(policy && { policy, conn: policyConnection(req, edge, host, client.ip) }),
       edge,
       route,
       account,
       url,
+      scheme,
       client,
       target: normalized.query ? `${normalized.path}?${normalized.query}` : normalized.path,
       headers: signIn ? withSignIn(forwarded, signIn) : forwarded,
@@ -385,7 +417,7 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       }
       const request: PolicyRequest = {
         method: x.req.method ?? 'GET',
-        scheme: 'https',
+        scheme: x.scheme,
         host: String(x.req.headers.host ?? ''),
         url: x.target,
         headers: x.headers,
@@ -591,7 +623,8 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       if ('signIn' in admitted) return sendSignInAnswer(req, res, admitted.signIn, () => this.handle(req, res, edge));
       if ('refused' in admitted) {
         if (admitted.refused.status >= 500) res.shouldKeepAlive = false;
-        return sendError(req, res, admitted.refused, `https://${String(req.headers.host ?? '').toLowerCase()}`, admitted.detail);
+        const scheme = schemeOf(edge);
+        return sendError(req, res, admitted.refused, `${scheme}://${String(req.headers.host ?? '').toLowerCase()}`, admitted.detail, admitted.headers);
       }
       if (admitted.route.modules.websocketTcpConverter?.enabled) {
         // Not the backend's failure: the breaker's pass is told so.
@@ -619,13 +652,14 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
 
     upgrade(req, socket, head, edge) {
       // Answered with raw bytes: node:http no longer reads this connection.
-      const fail = (error: IngressError, detail?: string) => {
+      const fail = (error: IngressError, detail?: string, headers?: Record<string, string>) => {
         socket.on('error', () => {});
-        socket.end(rawErrorResponse(error, `https://${String(req.headers.host ?? '').toLowerCase()}`, req.headers.accept, detail));
+        const scheme = schemeOf(edge);
+        socket.end(rawErrorResponse(error, `${scheme}://${String(req.headers.host ?? '').toLowerCase()}`, req.headers.accept, detail, headers));
       };
       const admitted = admit(req, edge, true);
       if ('signIn' in admitted) return rawSignInAnswer(socket, admitted.signIn, () => this.upgrade(req, socket, head, edge));
-      if ('refused' in admitted) return fail(admitted.refused, admitted.detail);
+      if ('refused' in admitted) return fail(admitted.refused, admitted.detail, admitted.headers);
       // One object through it all: the policy and the request headers module change its target and headers.
       const x = { ...admitted, req };
       void beforeBackend(x, (answer) => {

@@ -9,6 +9,7 @@ import tls from 'node:tls';
 import type { Logger } from 'pino';
 import type { IngressDirectory } from '../core/live-agents.js';
 import { ipAllowed } from '../edges/access.js';
+import { agentEndpointOf } from '../edges/agent-endpoints.js';
 import { candidates, type Candidate } from '../edges/backends.js';
 import type { AccountEdges, StreamEdgeModules } from '../edges/edge-config.js';
 import type { EdgeDirectory } from '../edges/edge-directory.js';
@@ -131,8 +132,12 @@ export function createStreamEdgeServer(options: StreamEdgeOptions): StreamEdgeSe
         log.info({ edge_id: edge.id, account_id: edge.accountId, client_ip: client.ip, why }, 'edge: connection refused');
         socket.destroy();
       };
-      const account = edges.account(edge.accountId);
+      // An agent's endpoint brings its account view (its tunnel as backend) and its Bind's CIDRs.
+      const agent = agentEndpointOf(edge);
+      const account = agent ? agent.account : edges.account(edge.accountId);
       if (!account) return refuse('no configuration');
+      const agentRefused = agent?.check(client.ip, undefined);
+      if (agentRefused) return refuse(`${agentRefused.refused} (agent endpoint)`);
       if (edge.ipRestriction?.enabled && !ipAllowed(edge.ipRestriction, account.ipPolicies, client.ip)) return refuse('ip_restriction');
       const policy = options.policies.tcp(edge.accountId, edge.id, edge.policy);
       if (policy === 'invalid') return refuse('traffic policy does not compile');

@@ -30,6 +30,12 @@ export const EDGE_ERRORS = {
   badPath: { code: 'ERR_EP_INGRESS_710', status: 400, message: (url: string) => `The request target is not a path ${url} can route.` },
   noRoute: { code: 'ERR_EP_INGRESS_701', status: 404, message: (url: string) => `No route of the edge serving ${url} matches the path.` },
   ipRefused: { code: 'ERR_EP_INGRESS_702', status: 403, message: (url: string) => `Your IP address may not reach ${url}.` },
+  unauthorized: { code: 'ERR_EP_INGRESS_715', status: 401, message: (url: string) => `${url} asks for a user name and password (basic auth).` },
+  agentUnenforceable: {
+    code: 'ERR_EP_INGRESS_716',
+    status: 501,
+    message: (url: string) => `The endpoint configuration of ${url} asks for what agent endpoints cannot hold to; no request is passed around it.`,
+  },
   userAgentRefused: { code: 'ERR_EP_INGRESS_703', status: 403, message: (url: string) => `Your user agent may not reach ${url}.` },
   circuitOpen: {
     code: 'ERR_EP_INGRESS_704',
@@ -125,7 +131,14 @@ export function errorBody(error: IngressError, url: string, accept: string | und
 }
 
 /** Answers a request with the error, unless the response has begun (then it is cut off). */
-export function sendError(req: http.IncomingMessage, res: http.ServerResponse, error: IngressError, url: string, detail?: string): void {
+export function sendError(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  error: IngressError,
+  url: string,
+  detail?: string,
+  headers?: Record<string, string>,
+): void {
   if (res.headersSent) {
     res.destroy();
     return;
@@ -136,15 +149,19 @@ export function sendError(req: http.IncomingMessage, res: http.ServerResponse, e
     'Content-Length': Buffer.byteLength(body),
     'ngrok-error-code': error.code,
     'Cache-Control': 'no-store',
+    ...headers,
   });
   res.end(req.method === 'HEAD' ? undefined : body);
 }
 
 /** The same answer as raw bytes, for a connection no longer read by node:http (an upgrade), which then closes. */
-export function rawErrorResponse(error: IngressError, url: string, accept: string | undefined, detail?: string): string {
+export function rawErrorResponse(error: IngressError, url: string, accept: string | undefined, detail?: string, headers?: Record<string, string>): string {
   const { body, contentType } = errorBody(error, url, accept, detail);
+  const more = Object.entries(headers ?? {})
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   return (
-    `HTTP/1.1 ${error.status} ${REASONS[error.status] ?? 'Error'}\r\n` +
+    `HTTP/1.1 ${error.status} ${REASONS[error.status] ?? 'Error'}\r\n${more}` +
     `Content-Type: ${contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nngrok-error-code: ${error.code}\r\n` +
     `Cache-Control: no-store\r\nConnection: close\r\n\r\n${body}`
   );

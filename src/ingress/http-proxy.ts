@@ -92,6 +92,7 @@ export function createHttpProxy(options: HttpProxyOptions): HttpProxy {
 
   const urlOf = (host: string) => `${scheme}://${host}`;
   const edges = options.edges?.directory;
+  const agentEndpoints = options.edges?.agentEndpoints;
   const edgeHttp =
     options.edges &&
     createEdgeHttp({
@@ -125,6 +126,9 @@ export function createHttpProxy(options: HttpProxyOptions): HttpProxy {
         sendError(req, res, INGRESS_ERRORS.endpointOffline, urlOf(host));
         return;
       }
+      // An endpoint with options (or an endpoint configuration) goes through the edge pipeline.
+      const agentEdge = agentEndpoints?.httpEdge(target, scheme);
+      if (agentEdge) return edgeHttp!.handle(req, res, agentEdge);
       const client = clientAddress(req.socket);
       const upstream = http.request({
         agent: streamsFor(req.socket, target, client.addr),
@@ -173,6 +177,8 @@ export function createHttpProxy(options: HttpProxyOptions): HttpProxy {
       };
       const target = host === '' ? undefined : directory.http(host, scheme);
       if (!target) return fail(INGRESS_ERRORS.endpointOffline);
+      const agentEdge = agentEndpoints?.httpEdge(target, scheme);
+      if (agentEdge) return edgeHttp!.upgrade(req, socket, head, agentEdge);
       const raw = req.socket;
       const client = clientAddress(raw);
       let stream: Duplex;

@@ -76,6 +76,9 @@ export function createHttpsListener(options: HttpsListenerOptions): https.Server
       const tlsEdge = name !== undefined ? edges?.directory.tlsEdge(name) : undefined;
       if (tlsEdge && edges) return serveTlsEdge(socket, name!, tlsEdge, edges.streams);
       const target = name !== undefined ? directory.tls(name) : undefined;
+      // An agent's TLS endpoint with an IP restriction or a policy (its Bind's, its configuration's) goes through the stream edge code.
+      const agentEdge = target && name !== undefined ? edges?.agentEndpoints?.streamEdge(target, name) : undefined;
+      if (agentEdge && edges) return edges.streams.serve(socket, agentEdge, clientAddress(socket));
       if (target) return passThrough(socket, target, log);
       socket.removeListener('error', onError);
       const httpsEdge = name !== undefined ? edges?.directory.httpsEdge(name) : undefined;

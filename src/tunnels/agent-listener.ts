@@ -28,7 +28,7 @@ import { acceptTyped, startHeartbeat } from '../lib/muxado/typed.js';
 import { authenticateAgentToken, looksLikeAgentToken, usableCredentialIds, type AgentCredential } from '../resources/credentials/credential.token.js';
 import { randomBase62 } from '../core/ids.js';
 import { BIND_ERRORS, BindRefused, placeBind, placeLabeled, type BindSettings, type Placement } from './binds.js';
-import type { LiveTunnel, TunnelTarget } from '../core/live-agents.js';
+import type { TunnelTarget } from '../core/live-agents.js';
 import type { AgentSessionInfo, AgentSessionRegistry, SessionHandle } from './registry.js';
 import type { RouteClaims } from './claims.js';
 import type { TcpIngress } from './tcp-ingress.js';
@@ -333,7 +333,7 @@ async function hold(placement: Placement, info: AgentSessionInfo, session: Sessi
         BIND_ERRORS.alreadyOnline,
       );
   }
-  const target = proxyTarget(placement.live, { end: () => {}, open: () => session.open() });
+  const target = proxyTarget(placement, { end: () => {}, open: () => session.open() });
   const { route } = placement;
   // Across instances: the route is this tunnel's once its claim commits.
   if (route !== undefined) {
@@ -393,12 +393,22 @@ function answerLabeled(_request: StartTunnelWithLabel, placement: Placement, str
 }
 
 /** Where public connections for a tunnel go: a new stream of its session, opened with the Proxy header. */
-function proxyTarget(live: LiveTunnel, handle: SessionHandle): TunnelTarget {
+function proxyTarget(placement: Placement, handle: SessionHandle): TunnelTarget {
+  const { live, modules } = placement;
   const proto = live.endpoint?.proto ?? 'https';
+  const endpoint = live.endpoint;
   return {
     tunnelId: live.id,
     accountId: live.accountId,
     proto,
+    ...(endpoint && {
+      endpoint: {
+        id: endpoint.id,
+        ...(endpoint.domainId !== undefined && { domainId: endpoint.domainId }),
+        ...(endpoint.tcpAddrId !== undefined && { tcpAddrId: endpoint.tcpAddrId }),
+        ...(modules && { modules }),
+      },
+    }),
     connect(clientAddr) {
       const stream = handle.open();
       stream.write(encodeProxyStreamHeader({ id: live.id, clientAddr, proto, edgeType: '0', passthroughTls: proto === 'tls' }));

@@ -3,8 +3,8 @@
 // (a reserved domain, or a wildcard reserved domain covering them), or a fresh random name
 // under the first service domain when none is asked for; addresses must be the account's
 // reserved addresses, or a free one of the pool. The credential's ACL is read again at each bind,
-// so a changed ACL applies to the next bind. Options that need the edges' module code (auth, IP
-// restrictions, headers, policy…) are refused by name until that code enforces them.
+// so a changed ACL applies to the next bind. The options (auth, IP restrictions, headers, policy…)
+// become the modules the edge pipeline enforces (agent-options.ts); what it cannot do is refused by name.
 import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
 import type { DomainSettings } from '../config.js';
 import { derivedId, idTime } from '../core/ids.js';
@@ -12,6 +12,8 @@ import { readAcrossAccounts, type CrossAccountReader } from '../db/cross-account
 import type { Bind, StartTunnelWithLabel } from '../lib/agent-proto/messages.js';
 import { parseDomainName } from '../lib/dns/names.js';
 import { aclAllowsAddress, aclAllowsLabels, aclAllowsName } from '../resources/credentials/credential-acl.js';
+import { agentEndpointModules, BindOptionRefused, type AgentEndpointModules } from '../edges/agent-options.js';
+import type { Sealer } from '../lib/crypto/sealer.js';
 import type { EndpointProto, LiveTunnel } from '../core/live-agents.js';
 import { routeKey } from './registry.js';
 
@@ -29,7 +31,7 @@ export const BIND_ERRORS = {
   domainNotReserved: 'ERR_EP_AGENT_612',
   /** The credential's ACL does not allow it. */
   notAllowedByAcl: 'ERR_EP_AGENT_610',
-  /** An endpoint option edgeplane does not enforce yet. */
+  /** An endpoint option edgeplane does not serve (named in the message). */
   optionNotServed: 'ERR_EP_AGENT_611',
   /** A bad name, address or label in the request. */
   badRequest: 'ERR_EP_AGENT_613',
@@ -60,6 +62,10 @@ export interface BindSettings {
   bindKey: Buffer;
   maxTunnelsPerSession: number;
   maxTunnelsPerAccount: number;
+  /** Seals the client secrets of an agent's OAuth and OIDC options (as the API seals a route's); without it they are refused. */
+  sealer?: Sealer;
+  /** OAuth providers (lower case) the operator has the server's own application for: an agent's OAuth option may name no client for them. */
+  managedOAuthProviders?: readonly string[];
 }
 
 export interface BindingSession {
@@ -77,36 +83,22 @@ export interface Placement {
   tcpPort?: number;
   /** The BindResp's `Extra.Token`. */
   token: string;
+  /** The modules the Bind's options ask the edge to enforce; none: served as it is. */
+  modules?: AgentEndpointModules;
 }
 
-/** The options of a Bind that the edges' modules will enforce, by the name the refusal gives. */
-function unservedOptions(bind: Bind): string[] {
-  const found: string[] = [];
-  const o = bind.opts as unknown as Record<string, unknown>;
-  const present = (key: string) => o[key] !== undefined && o[key] !== null;
-  const names: [string, string][] = [
-    ['ipRestriction', 'ip_restriction'],
-    ['basicAuth', 'basic_auth'],
-    ['oauth', 'oauth'],
-    ['oidc', 'oidc'],
-    ['webhookVerification', 'webhook_verification'],
-    ['mutualTlsCa', 'mutual_tls'],
-    ['mutualTlsAtEdge', 'mutual_tls'],
-    ['requestHeaders', 'request_headers'],
-    ['responseHeaders', 'response_headers'],
-    ['websocketTcpConverter', 'websocket_tcp_converter'],
-    ['userAgentFilter', 'user_agent_filter'],
-    ['compression', 'compression'],
-    ['circuitBreaker', 'circuit_breaker'],
-    ['tlsTermination', 'tls_termination'],
-  ];
-  for (const [key, name] of names) if (present(key)) found.push(name);
-  if (typeof o.trafficPolicy === 'string' && o.trafficPolicy.trim() !== '') found.push('traffic_policy');
-  if (typeof o.auth === 'string' && o.auth !== '') found.push('basic_auth');
-  if (o.hostHeaderRewrite === true) found.push('host_header_rewrite');
-  if (typeof o.proxyProto === 'number' && o.proxyProto !== 0) found.push('proxy_proto');
-  if (bind.extra.ipPolicyRef !== '') found.push('ip_policy');
-  return [...new Set(found)];
+/** The modules a Bind's options ask for (agent-options.ts), or its refusal: 611 for what is not served, 613 for a bad value. */
+function modulesOf(bind: Bind, settings: BindSettings): AgentEndpointModules | undefined {
+  const identity = settings.sealer && {
+    sealer: settings.sealer,
+    ...(settings.managedOAuthProviders && { managedOAuthProviders: settings.managedOAuthProviders }),
+  };
+  try {
+    return agentEndpointModules(bind, identity);
+  } catch (err) {
+    if (!(err instanceof BindOptionRefused)) throw err;
+    throw new BindRefused(err.message, err.kind === 'unserved' ? BIND_ERRORS.optionNotServed : BIND_ERRORS.badRequest);
+  }
 }
 
 const RANDOM_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
@@ -200,12 +192,7 @@ function checkCounts(options: PlaceOptions): void {
 export async function placeBind(bind: Bind, options: PlaceOptions): Promise<Placement> {
   const { store, settings, session } = options;
   checkCounts(options);
-  const unserved = unservedOptions(bind);
-  if (unserved.length > 0)
-    throw new BindRefused(
-      `edgeplane does not enforce the endpoint option${unserved.length > 1 ? 's' : ''} ${unserved.join(', ')} yet: bind without ${unserved.length > 1 ? 'them' : 'it'}.`,
-      BIND_ERRORS.optionNotServed,
-    );
+  const modules = modulesOf(bind, settings);
   const acl = await currentAcl(store, session.credentialId);
   if (!acl) throw new BindRefused('The credential was deleted.', BIND_ERRORS.notAllowedByAcl);
   const previousUrl = bind.extra.token === '' ? undefined : urlOfToken(settings.bindKey, session.id, bind.proto, bind.extra.token);
@@ -217,7 +204,14 @@ export async function placeBind(bind: Bind, options: PlaceOptions): Promise<Plac
     const { host, port, addrId } = await placeAddress(bind.opts.addr, previousUrl, options);
     const url = `tcp://${host}:${port}`;
     const live = tunnelRecord(session, bind, at, url, { proto: 'tcp', hostport: `${host}:${port}`, ...(addrId && { tcpAddrId: addrId }) });
-    return { live, route: routeKey('tcp', port), pooling, tcpPort: port, token: tunnelToken(settings.bindKey, session.id, bind.proto, url) };
+    return {
+      live,
+      route: routeKey('tcp', port),
+      pooling,
+      tcpPort: port,
+      token: tunnelToken(settings.bindKey, session.id, bind.proto, url),
+      ...(modules && { modules }),
+    };
   }
 
   const proto = bind.proto;
@@ -245,7 +239,7 @@ export async function placeBind(bind: Bind, options: PlaceOptions): Promise<Plac
   const scheme = proto === 'tls' ? 'tls' : proto;
   const url = `${scheme}://${name}${portPart(port, proto === 'http' ? 80 : 443)}`;
   const live = tunnelRecord(session, bind, at, url, { proto, hostport: `${name}:${port}`, ...(domainId && { domainId }) });
-  return { live, route: routeKey(proto, name), pooling, token: tunnelToken(settings.bindKey, session.id, bind.proto, url) };
+  return { live, route: routeKey(proto, name), pooling, token: tunnelToken(settings.bindKey, session.id, bind.proto, url), ...(modules && { modules }) };
 }
 
 function isRandomServiceName(name: string, domains: DomainSettings): boolean {

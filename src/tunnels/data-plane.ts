@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { DomainSettings } from '../config.js';
 import type { Store } from '../db/store.js';
 import { createIngressCertificates, type IngressCertificatesOptions } from '../ingress/certificates.js';
+import { AgentEndpoints } from '../edges/agent-endpoints.js';
 import { EdgeDirectory } from '../edges/edge-directory.js';
 import { CompiledPolicies } from '../edges/policies.js';
 import { EDGE_HTTP_DEFAULTS, type EdgeHttpTuning } from '../ingress/edge-http.js';
@@ -92,6 +93,7 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
     ...(ingress.edgeTuning?.connectTimeoutMs !== undefined && { connectTimeoutMs: ingress.edgeTuning.connectTimeoutMs }),
     ...(ingress.backendCa && { backendCa: ingress.backendCa }),
   });
+  const agentEndpoints = new AgentEndpoints(edges);
   const listeners =
     ingress.https || ingress.http
       ? await startIngress({
@@ -102,6 +104,7 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
             directory: edges,
             streams,
             policies,
+            agentEndpoints,
             ...(ingress.edgeTuning && { tuning: ingress.edgeTuning }),
             ...(ingress.backendCa && { backendCa: ingress.backendCa }),
             signIn: createSignInGate(ingress.signIn ?? {}, {
@@ -131,12 +134,23 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
     ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }),
     liveTunnelIds: () => registry.tunnels().map((t) => t.id),
   });
-  const tcp = new TcpIngress({ host: ingress.tcpHost ?? '127.0.0.1', log: log.child({ component: 'tcp-endpoints' }) });
+  const tcp = new TcpIngress({
+    host: ingress.tcpHost ?? '127.0.0.1',
+    log: log.child({ component: 'tcp-endpoints' }),
+    agentStreams: (target, socket, client) => {
+      const edge = agentEndpoints.streamEdge(target);
+      if (edge) streams.serve(socket, edge, client);
+      return edge !== undefined;
+    },
+  });
   const binds: BindSettings = {
     domains: options.domains,
     ...(listeners?.httpsAddress && { httpsPort: listeners.httpsAddress.port }),
     ...(listeners?.httpAddress && { httpPort: listeners.httpAddress.port }),
     bindKey: createHmac('sha256', options.masterKey).update('edgeplane tunnel tokens').digest(),
+    sealer: options.sealer,
+    // An agent's OAuth without a client of its own uses the server's application for the provider, where there is one.
+    managedOAuthProviders: Object.keys(options.ingress?.signIn?.defaultClients ?? {}),
     maxTunnelsPerSession: options.limits?.maxTunnelsPerSession ?? 100,
     maxTunnelsPerAccount: options.limits?.maxTunnelsPerAccount ?? 1000,
   };

@@ -13,6 +13,11 @@ export interface TcpIngressOptions {
   log: Logger;
   /** Connections open at once per port; more are closed at once. */
   maxConnectionsPerPort?: number;
+  /**
+   * Serves a tunnel's connection through the edge pipeline when its endpoint has options or an
+   * endpoint configuration (true: taken); else the connection is joined to the agent directly.
+   */
+  agentStreams?: (target: TunnelTarget, socket: net.Socket, client: { ip: string; addr: string }) => boolean;
 }
 
 export class TcpIngress {
@@ -29,7 +34,9 @@ export class TcpIngress {
   /** Listens for a tunnel: each connection a stream to the agent. */
   listen(port: number, target: TunnelTarget): Promise<() => void> {
     const { log } = this.options;
-    return this.listenWith(port, (socket, { addr: clientAddr }) => {
+    return this.listenWith(port, (socket, client) => {
+      if (this.options.agentStreams?.(target, socket, client)) return;
+      const clientAddr = client.addr;
       let stream;
       try {
         stream = target.connect(clientAddr);

@@ -16,7 +16,7 @@ import type { SignInSettings } from '../../src/edges/sign-in/sign-in.js';
 import { Sealer } from '../../src/lib/crypto/sealer.js';
 import { describeEachStore, type Api } from '../helpers/harness.js';
 import { Browser, type Page } from './browser.js';
-import { created, request, routesRead, upstream } from './helpers.js';
+import { agent, created, request, routesRead, upstream } from './helpers.js';
 import { startGithubStandIn, startOidcIdp, type GithubStandIn, type GithubUser, type OidcIdp } from './identity-providers.js';
 
 const OIDC_SECRET = `oidc-secret-${randomBytes(8).toString('hex')}`;
@@ -382,6 +382,42 @@ describeEachStore(
           clockOffsetMs = 0;
         }
       } finally {
+        await up.close();
+      }
+    });
+
+    test('an agent endpoint binding OAuth and IP options (the real agent SDK) is protected as configured', async () => {
+      const api = await h().newAccount();
+      const up = await upstream('agent-app');
+      const session = await agent(h(), api);
+      try {
+        const [open, blocked] = [hosts.pop()!, hosts.pop()!];
+        for (const host of [open, blocked]) await created(api, '/reserved_domains', { domain: host });
+        const oauthEndpoint = () => session.httpEndpoint().oauth('github', ['ann@example.com'], null, null, 'gh-client', GITHUB_SECRET);
+        await oauthEndpoint().domain(open).allowCidr('127.0.0.1/32').listenAndForward(`http://127.0.0.1:${up.port}`);
+        await oauthEndpoint().domain(blocked).denyCidr('127.0.0.0/8').listenAndForward(`http://127.0.0.1:${up.port}`);
+
+        github.signInAs(ghUser('ann'));
+        const page = await browser().get(`https://${open}/private?x=1`);
+        assert.equal(page.status, 200, page.text);
+        assert.equal(page.text, 'agent-app /private?x=1');
+        assert.equal(up.received.at(-1)!.headers['ngrok-auth-user-email'], 'ann@example.com');
+
+        const noSession = await request(h(), open, '/private', { headers: { accept: 'application/json' } });
+        assert.equal(noSession.status, 401);
+        assert.equal(noSession.headers['ngrok-error-code'], 'ERR_EP_INGRESS_720');
+        github.signInAs(ghUser('eve'));
+        const eve = await browser().get(`https://${open}/private`);
+        assert.equal(eve.status, 403, 'an address the agent did not allow');
+        assert.equal(eve.headers['ngrok-error-code'], 'ERR_EP_INGRESS_721');
+
+        const refused = await browser().get(`https://${blocked}/`);
+        assert.equal(refused.status, 403, 'the agent denied this address: refused before any sign-in');
+        assert.equal(refused.headers['ngrok-error-code'], 'ERR_EP_INGRESS_702');
+        assert.deepEqual(refused.visited, [`https://${blocked}/`]);
+        assert.equal(up.received.length, 1, 'only the signed-in, allowed request reached the agent');
+      } finally {
+        await session.close();
         await up.close();
       }
     });

@@ -248,7 +248,7 @@ describeEachStore(
       }
     });
 
-    test('an ACL of names only allows no TCP address; options not enforced yet are refused by name', async () => {
+    test('an ACL of names only allows no TCP address; options edgeplane cannot serve are refused by name', async () => {
       const api = await h().newAccount();
       const limited = await credential(api, ['bind:app.example.com']);
       const open = await credential(api);
@@ -260,9 +260,9 @@ describeEachStore(
           assert.match(err.message, /\nERR_EP_AGENT_610$/);
           return true;
         });
-        await assert.rejects(b.tcpEndpoint().allowCidr('10.0.0.0/8').listen(), (err: Error & { errorCode?: string }) => {
+        await assert.rejects(b.tcpEndpoint().proxyProto('1').listen(), (err: Error & { errorCode?: string }) => {
           assert.match(err.message, /\nERR_EP_AGENT_611$/);
-          assert.match(err.message, /ip_restriction/);
+          assert.match(err.message, /proxy_proto/);
           return true;
         });
         assert.equal(tunnelsOf(h(), api.info.accountId).length, 0);
@@ -388,7 +388,7 @@ describeEachStore(
         assert.equal(await codeOf(limited.httpEndpoint().domain(name).listen(false)), 'ERR_EP_AGENT_610');
         assert.equal(await codeOf(limited.httpEndpoint().listen(false)), 'ERR_EP_AGENT_610', 'a fresh name is outside a narrow ACL too');
         assert.equal(await codeOf(mine.httpEndpoint().domain(name).listen(false)), 'ERR_NGROK_334');
-        assert.equal(await codeOf(mine.httpEndpoint().domain(name).basicAuth('user', 'password123').listen(false)), 'ERR_EP_AGENT_611');
+        assert.equal(await codeOf(mine.httpEndpoint().domain(name).proxyProto('1').listen(false)), 'ERR_EP_AGENT_611');
       } finally {
         await Promise.all([mine.close(), limited.close(), foreign.close()]);
         await upstream.close();

@@ -57,8 +57,8 @@ describeEachStore(
       const { api, socket, session, authed } = await handDrivenAgent(h(), () => proxied++);
       assert.match(String(authed.ClientId), /^ts_/, JSON.stringify(authed));
       const bound = await rpc(session, 1, TCP_BIND);
+      assert.match(String(bound.URL), /^tcp:\/\/[^:]+:\d+$/, `the bind: ${JSON.stringify(bound)}`);
       const port = Number(new URL(String(bound.URL).replace(/^tcp:/, 'http:')).port);
-      assert.ok(port > 0, JSON.stringify(bound));
 
       // From here the agent reads nothing more: its connection's bytes stay in the kernel.
       socket.pause();
