@@ -14,7 +14,8 @@ import { after, before, test } from 'node:test';
 import samlify from 'samlify';
 import { configureSamlify } from '../../src/edges/sign-in/saml-protocol.js';
 import { x509 } from '../../src/lib/crypto/x509.js';
-import { describeEachStore, type Api, type Harness } from '../helpers/harness.js';
+import { describeEachStore, type Api } from '../helpers/harness.js';
+import { Browser, parseForm, type Page, type PostedForm } from './browser.js';
 import { created, edgeWithRoute, request, routesRead, upstream } from './helpers.js';
 
 const { Constants, SamlLib } = samlify;
@@ -40,12 +41,6 @@ interface IdpUser {
   nameId: string;
   email: string;
   groups: string[];
-}
-
-/** The form an identity provider's page posts to the ACS (HTTP-POST binding). */
-interface PostedForm {
-  action: string;
-  fields: Record<string, string>;
 }
 
 const ATTRIBUTES = [
@@ -175,92 +170,8 @@ class TestIdp {
   }
 }
 
-/** One answer the browser got. */
-interface Page {
-  url: string;
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  text: string;
-}
-
-/**
- * A browser, as far as sign-in needs one: cookies kept per host (with Max-Age=0 clearing), GET
- * with `Accept: text/html`, redirects followed, and an identity provider's auto-posting form
- * submitted. Edge hosts go to the harness's HTTPS listener by name; http:// addresses (the API,
- * the IdP) are fetched as they are.
- */
-class Browser {
-  private readonly jar = new Map<string, Map<string, string>>();
-  /** Every address visited, in order. */
-  readonly visited: string[] = [];
-  /** The last form posted to an ACS. */
-  lastForm: PostedForm | undefined;
-
-  constructor(private readonly h: Harness) {}
-
-  async go(url: string): Promise<Page> {
-    return this.follow(await this.fetch(url, 'GET'));
-  }
-
-  /** Posts a form as the browser would (urlencoded), and follows what comes back. */
-  async submit(form: PostedForm): Promise<Page> {
-    this.lastForm = form;
-    return this.follow(await this.fetch(form.action, 'POST', new URLSearchParams(form.fields).toString()));
-  }
-
-  /** Redirects, and auto-posting forms, until a page that is neither. */
-  private async follow(page: Page): Promise<Page> {
-    for (let hops = 0; hops < 10; hops++) {
-      if ([301, 302, 303, 307, 308].includes(page.status)) page = await this.fetch(new URL(page.headers.location!, page.url).toString(), 'GET');
-      else if (page.status === 200 && /onload="document\.forms\[0\]\.submit\(\)"/.test(page.text)) {
-        const form = parseForm(page.text);
-        this.lastForm = form;
-        page = await this.fetch(form.action, 'POST', new URLSearchParams(form.fields).toString());
-      } else return page;
-    }
-    throw new Error(`more than 10 redirects: ${this.visited.slice(-10).join(' → ')}`);
-  }
-
-  private async fetch(url: string, method: string, body?: string): Promise<Page> {
-    this.visited.push(url);
-    const target = new URL(url);
-    const headers: Record<string, string> = { accept: 'text/html' };
-    const cookies = this.jar.get(target.host);
-    if (cookies?.size) headers.cookie = [...cookies].map(([n, v]) => `${n}=${v}`).join('; ');
-    if (body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
-    let answer: { status: number; headers: http.IncomingHttpHeaders; text: string };
-    if (target.protocol === 'https:') answer = await request(this.h, target.hostname, target.pathname + target.search, { method, headers, body });
-    else answer = await plainRequest(target, method, headers, body);
-    this.keep(target.host, answer.headers['set-cookie'] ?? []);
-    return { url, status: answer.status, headers: answer.headers, text: answer.text };
-  }
-
-  private keep(host: string, setCookies: string[]): void {
-    const cookies = this.jar.get(host) ?? new Map<string, string>();
-    for (const line of setCookies) {
-      const [pair, ...attributes] = line.split(';');
-      const eq = pair!.indexOf('=');
-      const name = pair!.slice(0, eq).trim();
-      const value = pair!.slice(eq + 1).trim();
-      if (value === '' || attributes.some((a) => /^\s*max-age=0\s*$/i.test(a))) cookies.delete(name);
-      else cookies.set(name, value);
-    }
-    this.jar.set(host, cookies);
-  }
-
-  cookieNames(host: string): string[] {
-    return [...(this.jar.get(host)?.keys() ?? [])];
-  }
-}
-
-function parseForm(html: string): PostedForm {
-  const action = /<form[^>]*action="([^"]+)"/.exec(html)![1]!;
-  const fields: Record<string, string> = {};
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields[m[1]!] = m[2]!;
-  return { action, fields };
-}
-
-function plainRequest(url: URL, method: string, headers: Record<string, string>, body?: string): Promise<Page> {
+/** A request straight to an http:// address (the API, the IdP), outside the browser. */
+function plainRequest(url: URL, method: string, headers: Record<string, string>, body?: string): Promise<Omit<Page, 'visited'>> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method, headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -291,6 +202,8 @@ describeEachStore(
   'SAML sign-in at HTTPS edges',
   (h) => {
     const idps: TestIdp[] = [];
+    // The IdP and the API are plain http: only the edge's CA is needed.
+    const newBrowser = () => new Browser({ edgePort: h().agents!.httpsPort, cas: [h().agents!.caPem] });
     after(async () => {
       await Promise.all(idps.map((i) => i.close()));
     });
@@ -336,12 +249,12 @@ describeEachStore(
     test('a browser signs in through the IdP and the ACS, and reaches the upstream at the address it asked for, then on its session alone', async () => {
       const api = await h().newAccount();
       const { host, idp, up } = await samlEdge(api, { force_authn: true });
-      const browser = new Browser(h());
-      const page = await browser.go(`https://${host}/private/page?x=1`);
+      const browser = newBrowser();
+      const page = await browser.get(`https://${host}/private/page?x=1`);
       assert.equal(page.status, 200, page.text);
       assert.equal(page.text, 'app /private/page?x=1 as ada@example.com');
       assert.equal(page.url, `https://${host}/private/page?x=1`);
-      const path = browser.visited
+      const path = page.visited
         .map((u) => new URL(u))
         .map((u) => `${u.protocol === 'https:' ? 'edge' : u.port === new URL(h().baseUrl).port ? 'api' : 'idp'}${u.pathname}`);
       assert.deepEqual(path, [
@@ -360,7 +273,7 @@ describeEachStore(
       // The gate's cookies never reach the upstream.
       assert.doesNotMatch(String(up.received.at(-1)!.headers.cookie ?? ''), /ngrok\./);
 
-      const again = await browser.go(`https://${host}/other`);
+      const again = await browser.get(`https://${host}/other`);
       assert.equal(again.text, 'app /other as ada@example.com');
       assert.equal(idp.requests.length, 1, 'no second trip to the IdP');
     });
@@ -369,20 +282,20 @@ describeEachStore(
       const api = await h().newAccount();
       const { host, idp, up } = await samlEdge(api, { authorized_groups: ['admins', 'ops'] });
       idp.user = { nameId: 'user-2', email: 'bob@example.com', groups: ['eng', 'sales'] };
-      const page = await new Browser(h()).go(`https://${host}/`);
+      const page = await newBrowser().get(`https://${host}/`);
       assert.equal(page.status, 403);
       assert.match(page.text, /none of the groups allowed/);
       assert.equal(up.received.length, 0);
 
       idp.user = { nameId: 'user-3', email: 'cy@example.com', groups: ['sales', 'ops'] };
-      const member = await new Browser(h()).go(`https://${host}/`);
+      const member = await newBrowser().get(`https://${host}/`);
       assert.equal(member.text, 'app / as cy@example.com');
     });
 
     test('a response altered after the IdP signed it is refused', async () => {
       const api = await h().newAccount();
       const { host, idp, up } = await samlEdge(api);
-      const browser = new Browser(h());
+      const browser = newBrowser();
       // To the IdP's page, without submitting it: the form is taken and altered.
       const start = await request(h(), host, '/', { headers: { accept: 'text/html' } });
       assert.equal(start.status, 302);
@@ -400,10 +313,11 @@ describeEachStore(
     test('a response or a handoff used once is refused the second time', async () => {
       const api = await h().newAccount();
       const { host } = await samlEdge(api);
-      const browser = new Browser(h());
-      assert.equal((await browser.go(`https://${host}/`)).status, 200);
+      const browser = newBrowser();
+      const page = await browser.get(`https://${host}/`);
+      assert.equal(page.status, 200);
       const form = browser.lastForm!;
-      const handoff = browser.visited.find((u) => u.includes('/_edgeplane/sign-in/handoff'))!;
+      const handoff = page.visited.find((u) => u.includes('/_edgeplane/sign-in/handoff'))!;
 
       const replayed = await plainRequest(
         new URL(form.action),
@@ -427,18 +341,18 @@ describeEachStore(
     test('a sign-in the IdP starts is refused unless allow_idp_initiated, and then lands on the edge', async () => {
       const api = await h().newAccount();
       const refusedEdge = await samlEdge(api);
-      const page = await new Browser(h()).submit(await refusedEdge.idp.response(undefined));
+      const page = await newBrowser().submit(await refusedEdge.idp.response(undefined));
       assert.equal(page.status, 403);
       assert.match(page.text, /allow_idp_initiated/);
 
       const allowed = await samlEdge(api, { allow_idp_initiated: true });
-      const browser = new Browser(h());
+      const browser = newBrowser();
       const landed = await browser.submit(await allowed.idp.response(undefined, 'https://somewhere.example/'));
       assert.equal(landed.status, 200, landed.text);
       assert.equal(landed.url, `https://${allowed.host}/`);
       assert.equal(landed.text, 'app / as ada@example.com');
       // A response that answers a request is not an IdP-initiated one.
-      const answering = await new Browser(h()).submit(await allowed.idp.response('_made-up-request-id'));
+      const answering = await newBrowser().submit(await allowed.idp.response('_made-up-request-id'));
       assert.equal(answering.status, 403);
       assert.match(answering.text, /InResponseTo/);
     });
@@ -447,7 +361,7 @@ describeEachStore(
       const api = await h().newAccount();
       const { host, idp, metadata } = await samlEdge(api, {}, false);
       assert.equal(samlify.ServiceProvider({ metadata: metadata.text }).entityMeta.isAuthnRequestSigned(), false);
-      const page = await new Browser(h()).go(`https://${host}/`);
+      const page = await newBrowser().get(`https://${host}/`);
       assert.equal(page.text, 'app / as ada@example.com');
       assert.equal(idp.requests[0]!.signed, false);
     });

@@ -1,9 +1,31 @@
 // The webhook providers a–l (and jira, linear, which the API lists last): each one's signature scheme
 // as the provider publishes it, with the page that says so. docs/webhooks.md carries the same table
 // in prose; a change here is a change there.
-import { X509Certificate, createHash, timingSafeEqual, verify as verifySignature, type BinaryLike } from 'node:crypto';
+import { X509Certificate, verify as verifySignature } from 'node:crypto';
 import { escape as escapeQuery } from 'node:querystring';
 import { gunzipSync } from 'node:zlib';
+import {
+  BASE64,
+  FIVE_MINUTES,
+  META_SIGNATURES,
+  bodyHmac,
+  checkStamped,
+  checkStandard,
+  header,
+  integer,
+  matches,
+  missing,
+  pairs,
+  sameToken,
+  stale,
+  stampedHeader,
+  standardKey,
+  standardWebhooks,
+  unsignedGet,
+  versionedHmac,
+  type Algorithm,
+  type StampedScheme,
+} from './builders.js';
 import {
   MAX_WEBHOOK_BODY_BYTES,
   PASS,
@@ -18,51 +40,8 @@ import {
   UNDOCUMENTED_TOLERANCE_SECONDS,
 } from './scheme.js';
 
-type Algorithm = 'sha1' | 'sha256' | 'sha512';
-type Encoding = 'hex' | 'base64' | 'base64url';
-
-const FIVE_MINUTES = 300;
-
-// ---------------------------------------------------------------------------------------------
-// Small readers shared by the schemes below
-
-/** The first of `names` the request carries, trimmed; an empty value counts as absent. */
-function header(request: WebhookRequest, ...names: string[]): string | undefined {
-  for (const name of names) {
-    const value = request.headers[name]?.trim();
-    if (value) return value;
-  }
-  return undefined;
-}
-
-/** `k1=v1,k2=v2` (the shape of Stripe-like signature headers) as pairs; a repeated key keeps every value. */
-function pairs(value: string): Map<string, string[]> {
-  const result = new Map<string, string[]>();
-  for (const part of value.split(',')) {
-    const at = part.indexOf('=');
-    if (at <= 0) continue;
-    const key = part.slice(0, at).trim();
-    result.set(key, [...(result.get(key) ?? []), part.slice(at + 1).trim()]);
-  }
-  return result;
-}
-
-/** `value` without `prefix` (compared case-insensitively), or undefined when it does not start with it. */
-function withoutPrefix(value: string, prefix: string): string | undefined {
-  return value.slice(0, prefix.length).toLowerCase() === prefix.toLowerCase() ? value.slice(prefix.length) : undefined;
-}
-
-/** A whole number of seconds or milliseconds as the providers send it, or NaN. */
-function integer(text: string | undefined): number {
-  return text !== undefined && /^\d{1,16}$/.test(text) ? Number(text) : NaN;
-}
-
-/** Whether a token equals the secret, in constant time whatever the two lengths (both are hashed first). */
-function sameToken(given: string | undefined, secret: string): boolean {
-  if (!given) return false;
-  const digest = (text: string) => createHash('sha256').update(text).digest();
-  return timingSafeEqual(digest(given), digest(secret));
-}
+// The readers and the shapes several providers sign in (body HMAC, `t=…,v1=…`, Standard Webhooks,
+// `v0=…`) are in builders.ts, shared with providers-m-z.ts.
 
 /** The request target as sent (`/path?query`), taken from the URL's text so nothing is re-encoded. */
 function requestTarget(url: string): string {
@@ -70,156 +49,12 @@ function requestTarget(url: string): string {
   return target === '' ? '/' : target;
 }
 
-const matches = (ok: boolean, what: string): Verdict => (ok ? PASS : fail(`${what} does not match`));
-const missing = (...names: string[]): Verdict => fail(`missing ${names.join(' or ')} header`);
-const stale = (what: string, seconds: number): Verdict => fail(`${what} is more than ${seconds} seconds from now (stale or replayed)`);
-
-// ---------------------------------------------------------------------------------------------
-// The common shape: an HMAC of the raw body in one header
-
-interface BodySignature {
-  header: string;
-  /** Text before the digest in the header's value (`sha256=`). */
-  prefix?: string;
-  algorithm: Algorithm;
-  encoding: Encoding;
-}
-
-interface BodyHmacScheme {
-  provider: string;
-  source: string;
-  /** Where the signature may be, in order of preference: the first header present is the one checked. */
-  signatures: BodySignature[];
-  /** The HMAC keys the secret stands for (default: the secret itself). */
-  keys?: (secret: string) => BinaryLike[];
-  /** A request the provider sends unsigned by design (an endpoint challenge), which passes as it is. */
-  unsignedChallenge?: (request: WebhookRequest) => boolean;
-}
-
-function bodyHmac(scheme: BodyHmacScheme): WebhookScheme {
-  return {
-    provider: scheme.provider,
-    source: scheme.source,
-    verify(secret, request) {
-      if (scheme.unsignedChallenge?.(request)) return PASS;
-      for (const signature of scheme.signatures) {
-        const value = header(request, signature.header);
-        if (value === undefined) continue;
-        const digest = signature.prefix === undefined ? value : withoutPrefix(value, signature.prefix);
-        if (digest === undefined) return fail(`${signature.header} does not start with ${signature.prefix}`);
-        const keys = scheme.keys?.(secret) ?? [secret];
-        const ok = keys.some((key) => sameDigest(hmac(signature.algorithm, key, request.body), digest, signature.encoding));
-        return matches(ok, signature.header);
-      }
-      return missing(...scheme.signatures.map((signature) => signature.header));
-    },
-  };
-}
-
-/** A GET with no body carrying `parameter` in its query: the handshake some providers send unsigned. */
-function unsignedGet(request: WebhookRequest, ...parameters: string[]): boolean {
-  if (request.method.toUpperCase() !== 'GET' || request.body.length > 0) return false;
-  try {
-    const query = new URL(request.url).searchParams;
-    return parameters.every((parameter) => query.has(parameter));
-  } catch {
-    return false;
-  }
-}
-
-// Meta (Graph API, Messenger, Instagram) signs with the app secret; X-Hub-Signature (SHA-1) is the
-// older header it still sends alongside, read only when the SHA-256 one is absent.
-const META_SIGNATURES: BodySignature[] = [
-  { header: 'x-hub-signature-256', prefix: 'sha256=', algorithm: 'sha256', encoding: 'hex' },
-  { header: 'x-hub-signature', prefix: 'sha1=', algorithm: 'sha1', encoding: 'hex' },
-];
 // Meta's subscription check is a GET with hub.mode, hub.challenge and hub.verify_token and no
 // signature; the backend answers it (it holds the verify token, which is not the app secret).
 const metaChallenge = (request: WebhookRequest) => unsignedGet(request, 'hub.mode', 'hub.challenge');
 
 function meta(provider: string, source: string): WebhookScheme {
   return bodyHmac({ provider, source, signatures: META_SIGNATURES, unsignedChallenge: metaChallenge });
-}
-
-// ---------------------------------------------------------------------------------------------
-// A timestamp and a signature in one header (`t=…,v1=…`), the HMAC over `<timestamp>.<body>`
-
-interface StampedScheme {
-  provider: string;
-  source: string;
-  headers: string[];
-  timestampKey: string;
-  signatureKey: string;
-  toleranceSeconds: number;
-}
-
-function stampedHeader(scheme: StampedScheme): WebhookScheme {
-  return {
-    provider: scheme.provider,
-    source: scheme.source,
-    verify(secret, request, context) {
-      const value = header(request, ...scheme.headers);
-      if (value === undefined) return missing(...scheme.headers);
-      return checkStamped(scheme, value, secret, request, context);
-    },
-  };
-}
-
-function checkStamped(scheme: StampedScheme, value: string, secret: string, request: WebhookRequest, context: VerifyContext): Verdict {
-  const fields = pairs(value);
-  const stamp = fields.get(scheme.timestampKey)?.[0];
-  const signatures = fields.get(scheme.signatureKey) ?? [];
-  const timestamp = integer(stamp);
-  if (Number.isNaN(timestamp) || signatures.length === 0)
-    return fail(`${scheme.headers[0]} lacks ${scheme.timestampKey}=<seconds> or ${scheme.signatureKey}=<signature>`);
-  if (!fresh(timestamp, context, scheme.toleranceSeconds)) return stale('the signature timestamp', scheme.toleranceSeconds);
-  const expected = hmac('sha256', secret, `${stamp}.`, request.body);
-  return matches(
-    signatures.some((signature) => sameDigest(expected, signature, 'hex')),
-    scheme.headers[0],
-  );
-}
-
-// ---------------------------------------------------------------------------------------------
-// Standard Webhooks / Svix: `<id>.<timestamp>.<body>` under the base64 key after `whsec_`
-
-const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
-
-/** The HMAC key of a `whsec_<base64>` secret; Brex's API hands out the base64 alone. Undefined when it is not base64. */
-function standardKey(secret: string): Buffer | undefined {
-  const encoded = secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret;
-  return BASE64.test(encoded) ? Buffer.from(encoded, 'base64') : undefined;
-}
-
-/** Checks `<prefix>-id`, `<prefix>-timestamp` (five minutes) and `<prefix>-signature` under any of `keys`. */
-function checkStandard(prefix: string, keys: Buffer[], request: WebhookRequest, context: VerifyContext): Verdict {
-  const id = header(request, `${prefix}-id`);
-  const stamp = header(request, `${prefix}-timestamp`);
-  if (id === undefined || stamp === undefined) return missing(`${prefix}-id`, `${prefix}-timestamp`);
-  const timestamp = integer(stamp);
-  if (Number.isNaN(timestamp)) return fail(`${prefix}-timestamp is not a number of seconds`);
-  if (!fresh(timestamp, context, FIVE_MINUTES)) return stale(`${prefix}-timestamp`, FIVE_MINUTES);
-  // Several space-separated `v1,<base64>` entries while the sender rotates its key; one is enough.
-  const signatures = (header(request, `${prefix}-signature`) ?? '').split(' ').map((entry) => withoutPrefix(entry, 'v1,'));
-  const ok = keys.some((key) => {
-    const expected = hmac('sha256', key, `${id}.${stamp}.`, request.body);
-    return signatures.some((signature) => sameDigest(expected, signature, 'base64'));
-  });
-  return matches(ok, `${prefix}-signature`);
-}
-
-function standardWebhooks(provider: string, source: string, prefixes: string[]): WebhookScheme {
-  return {
-    provider,
-    source,
-    verify(secret, request, context) {
-      const prefix = prefixes.find((candidate) => header(request, `${candidate}-signature`) !== undefined);
-      if (prefix === undefined) return missing(...prefixes.map((candidate) => `${candidate}-signature`));
-      const key = standardKey(secret);
-      if (key === undefined) return fail('the secret is not a whsec_ secret (base64 after the prefix)');
-      return checkStandard(prefix, [key], request, context);
-    },
-  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -415,18 +250,6 @@ function verifyDocusign(secret: string, request: WebhookRequest): Verdict {
   return seen ? matches(false, 'no x-docusign-signature-N') : missing('x-docusign-signature-1');
 }
 
-function verifyFrameio(secret: string, request: WebhookRequest, context: VerifyContext): Verdict {
-  const stamp = header(request, 'x-frameio-request-timestamp');
-  const value = header(request, 'x-frameio-signature');
-  if (stamp === undefined || value === undefined) return missing('x-frameio-request-timestamp', 'x-frameio-signature');
-  const timestamp = integer(stamp);
-  if (Number.isNaN(timestamp)) return fail('x-frameio-request-timestamp is not a number of seconds');
-  if (!fresh(timestamp, context, FIVE_MINUTES)) return stale('x-frameio-request-timestamp', FIVE_MINUTES);
-  const signature = withoutPrefix(value, 'v0=');
-  if (signature === undefined) return fail('x-frameio-signature does not start with v0=');
-  return matches(sameDigest(hmac('sha256', secret, `v0:${stamp}:`, request.body), signature, 'hex'), 'x-frameio-signature');
-}
-
 // Hygraph (GraphCMS) signs a JSON document of the body (as text), the environment name and the
 // timestamp in milliseconds, all three also given in the header: `sign=<base64>, env=<name>, t=<ms>`.
 function verifyGraphcms(secret: string, request: WebhookRequest, context: VerifyContext): Verdict {
@@ -605,7 +428,14 @@ export const SCHEMES_A_L: readonly WebhookScheme[] = [
   }),
   meta('facebook_graph_api', 'https://developers.facebook.com/docs/graph-api/webhooks/getting-started#validate-payloads'),
   meta('facebook_messenger', 'https://developers.facebook.com/docs/messenger-platform/webhooks#validate-payloads'),
-  { provider: 'frameio', source: 'https://developer.frame.io/platform/v2/webhooks-overview', verify: verifyFrameio },
+  versionedHmac({
+    provider: 'frameio',
+    source: 'https://developer.frame.io/platform/v2/webhooks-overview',
+    signatureHeader: 'x-frameio-signature',
+    timestampHeader: 'x-frameio-request-timestamp',
+    version: 'v0',
+    toleranceSeconds: FIVE_MINUTES,
+  }),
   bodyHmac({
     provider: 'github',
     source: 'https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries',

@@ -2,38 +2,30 @@
 // scheme, checked against the route's one secret. Every check is written from the provider's own
 // documentation (its `source`); no provider SDK is used because each would pull in a whole API
 // client to compute one HMAC, and several have none for Node.
-import { createHash, timingSafeEqual, verify as verifySignature } from 'node:crypto';
-import { fail, fresh, hmac, PASS, sameDigest, UNDOCUMENTED_TOLERANCE_SECONDS, type Verdict, type WebhookRequest, type WebhookScheme } from './scheme.js';
+import { createHash, verify as verifySignature } from 'node:crypto';
+import {
+  BASE64,
+  FIVE_MINUTES,
+  META_SIGNATURES,
+  anyDigest,
+  bodyHmac,
+  header,
+  integer,
+  matches,
+  missing,
+  pairs,
+  sameToken,
+  stale,
+  stampedHeader,
+  standardWebhooks,
+  unsignedGet,
+  versionedHmac,
+  withoutPrefix,
+} from './builders.js';
+import { fail, fresh, hmac, PASS, sameDigest, UNDOCUMENTED_TOLERANCE_SECONDS, type WebhookRequest, type WebhookScheme } from './scheme.js';
 
 // ---------------------------------------------------------------------------------------------
-// Small readers shared by the schemes below
-
-const header = (request: WebhookRequest, name: string): string | undefined => {
-  const value = request.headers[name]?.trim();
-  return value === '' ? undefined : value;
-};
-
-/** Seconds since the epoch written as digits only; anything else is not a timestamp. */
-const unixSeconds = (text: string | undefined): number => (text !== undefined && /^\d{1,12}$/.test(text) ? Number(text) : NaN);
-
-/** `k1=v1,k2=v2,…` (Stripe, Mux, TikTok): every value of each key, in order. */
-function keyValues(text: string): Map<string, string[]> {
-  const pairs = new Map<string, string[]>();
-  for (const part of text.split(',')) {
-    const at = part.indexOf('=');
-    if (at <= 0) continue;
-    const key = part.slice(0, at).trim();
-    pairs.set(key, [...(pairs.get(key) ?? []), part.slice(at + 1).trim()]);
-  }
-  return pairs;
-}
-
-/** Whether any of `candidates` is `expected` in `encoding`. */
-const anyDigest = (expected: Buffer, candidates: readonly string[], encoding: 'hex' | 'base64'): boolean =>
-  candidates.some((candidate) => sameDigest(expected, candidate, encoding));
-
-/** The value after a fixed prefix (`sha256=`, `v0=`), or undefined when the prefix is not there. */
-const afterPrefix = (text: string | undefined, prefix: string): string | undefined => (text?.startsWith(prefix) ? text.slice(prefix.length) : undefined);
+// Small readers of this half's own (the shared ones are in builders.ts)
 
 const isForm = (request: WebhookRequest): boolean => /^application\/x-www-form-urlencoded\b/i.test(request.headers['content-type'] ?? '');
 
@@ -46,69 +38,8 @@ function sortedFormFields(request: WebhookRequest): [string, string][] {
 
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Equality of two secrets without leaking where they differ or how long they are. */
-const sameSecret = (a: string, b: string): boolean => timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
-
-const missing = (name: string): Verdict => fail(`the ${name} header is missing`);
-const mismatch = (name: string): Verdict => fail(`the ${name} header does not match the request`);
-const stale = (name: string): Verdict => fail(`the ${name} timestamp is missing or outside the allowed window`);
-
 // ---------------------------------------------------------------------------------------------
-// Scheme builders for the common shapes
-
-interface BodyHmac {
-  provider: string;
-  source: string;
-  header: string;
-  algorithm: 'sha1' | 'sha256' | 'sha512';
-  encoding: 'hex' | 'base64';
-  /** A fixed text before the digest in the header (`sha256=`). */
-  prefix?: string;
-}
-
-/** The header carries an HMAC of the raw body under the secret: the most common scheme. */
-function bodyHmac(spec: BodyHmac): WebhookScheme {
-  return {
-    provider: spec.provider,
-    source: spec.source,
-    verify(secret, request) {
-      const value = header(request, spec.header);
-      if (value === undefined) return missing(spec.header);
-      const digest = spec.prefix === undefined ? value : afterPrefix(value, spec.prefix);
-      return sameDigest(hmac(spec.algorithm, secret, request.body), digest, spec.encoding) ? PASS : mismatch(spec.header);
-    },
-  };
-}
-
-interface TimestampedHmac {
-  provider: string;
-  source: string;
-  /** The header holding `t=<seconds>` and one or more signatures under `signatureKey`. */
-  header: string;
-  timestampKey: string;
-  signatureKey: string;
-  toleranceSeconds: number;
-}
-
-/** `t=<seconds>,v1=<hex>…` over `<t>.<body>` with HMAC-SHA256 (Stripe's shape, which Mux and TikTok copy). */
-function timestampedHmac(spec: TimestampedHmac): WebhookScheme {
-  return {
-    provider: spec.provider,
-    source: spec.source,
-    verify(secret, request, context) {
-      const value = header(request, spec.header);
-      if (value === undefined) return missing(spec.header);
-      const fields = keyValues(value);
-      const timestamp = fields.get(spec.timestampKey)?.[0];
-      if (!fresh(unixSeconds(timestamp), context, spec.toleranceSeconds)) return stale(spec.header);
-      const expected = hmac('sha256', secret, `${timestamp}.`, request.body);
-      return anyDigest(expected, fields.get(spec.signatureKey) ?? [], 'hex') ? PASS : mismatch(spec.header);
-    },
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Providers whose scheme needs more than the shapes above
+// The providers' schemes: their own checks, and the shared shapes (builders.ts) where they sign that way
 
 /**
  * Mailchimp Transactional (Mandrill): HMAC-SHA1 of the URL followed by each POST field's name
@@ -128,7 +59,7 @@ const mailchimp: WebhookScheme = {
       sortedFormFields(request)
         .map(([name, field]) => name + field)
         .join('');
-    return sameDigest(hmac('sha1', secret, signed), value, 'base64') ? PASS : mismatch('X-Mandrill-Signature');
+    return matches(sameDigest(hmac('sha1', secret, signed), value, 'base64'), 'X-Mandrill-Signature');
   },
 };
 
@@ -143,7 +74,7 @@ const mailgun: WebhookScheme = {
   verify(secret, request, context) {
     const fields = mailgunSignature(request);
     if (fields === undefined) return fail('the body carries no Mailgun signature (timestamp, token, signature)');
-    if (!fresh(unixSeconds(fields.timestamp), context, UNDOCUMENTED_TOLERANCE_SECONDS)) return stale('Mailgun signature');
+    if (!fresh(integer(fields.timestamp), context, UNDOCUMENTED_TOLERANCE_SECONDS)) return stale('Mailgun signature', UNDOCUMENTED_TOLERANCE_SECONDS);
     return sameDigest(hmac('sha256', secret, fields.timestamp + fields.token), fields.signature, 'hex') ? PASS : fail('the Mailgun signature does not match');
   },
 };
@@ -174,22 +105,19 @@ const microsoftTeams: WebhookScheme = {
     const value = header(request, 'authorization');
     if (value === undefined) return missing('Authorization');
     const given = /^HMAC\s+(\S+)$/i.exec(value)?.[1];
-    return sameDigest(hmac('sha256', Buffer.from(secret, 'base64'), request.body), given, 'base64') ? PASS : mismatch('Authorization');
+    return matches(sameDigest(hmac('sha256', Buffer.from(secret, 'base64'), request.body), given, 'base64'), 'Authorization');
   },
 };
 
 /** Pinwheel: `X-Pinwheel-Signature: v2=<hex>` over `v2:<X-Timestamp>:<body>`. */
-const pinwheel: WebhookScheme = {
+const pinwheel = versionedHmac({
   provider: 'pinwheel',
   source: 'https://docs.pinwheelapi.com/docs/webhook-signature-verification',
-  verify(secret, request, context) {
-    const value = header(request, 'x-pinwheel-signature');
-    if (value === undefined) return missing('X-Pinwheel-Signature');
-    const timestamp = header(request, 'x-timestamp');
-    if (!fresh(unixSeconds(timestamp), context, UNDOCUMENTED_TOLERANCE_SECONDS)) return stale('X-Timestamp');
-    return sameDigest(hmac('sha256', secret, `v2:${timestamp}:`, request.body), afterPrefix(value, 'v2='), 'hex') ? PASS : mismatch('X-Pinwheel-Signature');
-  },
-};
+  signatureHeader: 'x-pinwheel-signature',
+  timestampHeader: 'x-timestamp',
+  version: 'v2',
+  toleranceSeconds: UNDOCUMENTED_TOLERANCE_SECONDS,
+});
 
 /**
  * Plivo's V3 signature: HMAC-SHA256 (base64) of the URL rebuilt with its query fields sorted, the
@@ -208,7 +136,7 @@ const plivo: WebhookScheme = {
     if (nonce === undefined) return missing('X-Plivo-Signature-V3-Nonce');
     const base = plivoSignedUrl(request);
     if (base === undefined) return fail(`Plivo signs GET and POST requests only, not ${request.method}`);
-    return anyDigest(hmac('sha256', secret, `${base}.${nonce}`), value.split(','), 'base64') ? PASS : mismatch('X-Plivo-Signature-V3');
+    return matches(anyDigest(hmac('sha256', secret, `${base}.${nonce}`), value.split(','), 'base64'), 'X-Plivo-Signature-V3');
   },
 };
 
@@ -238,31 +166,29 @@ const sendgrid: WebhookScheme = {
     const signature = header(request, 'x-twilio-email-event-webhook-signature');
     if (signature === undefined) return missing('X-Twilio-Email-Event-Webhook-Signature');
     const timestamp = header(request, 'x-twilio-email-event-webhook-timestamp');
-    if (!fresh(unixSeconds(timestamp), context, UNDOCUMENTED_TOLERANCE_SECONDS)) return stale('X-Twilio-Email-Event-Webhook-Timestamp');
-    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(signature)) return mismatch('X-Twilio-Email-Event-Webhook-Signature');
+    if (!fresh(integer(timestamp), context, UNDOCUMENTED_TOLERANCE_SECONDS))
+      return stale('X-Twilio-Email-Event-Webhook-Timestamp', UNDOCUMENTED_TOLERANCE_SECONDS);
+    if (!BASE64.test(signature)) return matches(false, 'X-Twilio-Email-Event-Webhook-Signature');
     try {
       const key = { key: Buffer.from(secret, 'base64'), format: 'der', type: 'spki', dsaEncoding: 'der' } as const;
       const signed = Buffer.concat([Buffer.from(timestamp ?? ''), request.body]);
-      return verifySignature('sha256', signed, key, Buffer.from(signature, 'base64')) ? PASS : mismatch('X-Twilio-Email-Event-Webhook-Signature');
+      return matches(verifySignature('sha256', signed, key, Buffer.from(signature, 'base64')), 'X-Twilio-Email-Event-Webhook-Signature');
     } catch {
       // A key that is not an EC public key, or a signature that is not DER: not a match either way.
-      return mismatch('X-Twilio-Email-Event-Webhook-Signature');
+      return matches(false, 'X-Twilio-Email-Event-Webhook-Signature');
     }
   },
 };
 
 /** Slack: `X-Slack-Signature: v0=<hex>` over `v0:<X-Slack-Request-Timestamp>:<body>`, five minutes either way. */
-const slack: WebhookScheme = {
+const slack = versionedHmac({
   provider: 'slack',
   source: 'https://api.slack.com/authentication/verifying-requests-from-slack',
-  verify(secret, request, context) {
-    const value = header(request, 'x-slack-signature');
-    if (value === undefined) return missing('X-Slack-Signature');
-    const timestamp = header(request, 'x-slack-request-timestamp');
-    if (!fresh(unixSeconds(timestamp), context, 300)) return stale('X-Slack-Request-Timestamp');
-    return sameDigest(hmac('sha256', secret, `v0:${timestamp}:`, request.body), afterPrefix(value, 'v0='), 'hex') ? PASS : mismatch('X-Slack-Signature');
-  },
-};
+  signatureHeader: 'x-slack-signature',
+  timestampHeader: 'x-slack-request-timestamp',
+  version: 'v0',
+  toleranceSeconds: FIVE_MINUTES,
+});
 
 /** Square: HMAC-SHA256 (base64) of the subscription's notification URL followed by the body. */
 const square: WebhookScheme = {
@@ -271,7 +197,7 @@ const square: WebhookScheme = {
   verify(secret, request) {
     const value = header(request, 'x-square-hmacsha256-signature');
     if (value === undefined) return missing('X-Square-HmacSha256-Signature');
-    return sameDigest(hmac('sha256', secret, request.url, request.body), value, 'base64') ? PASS : mismatch('X-Square-HmacSha256-Signature');
+    return matches(sameDigest(hmac('sha256', secret, request.url, request.body), value, 'base64'), 'X-Square-HmacSha256-Signature');
   },
 };
 
@@ -279,22 +205,7 @@ const square: WebhookScheme = {
  * Svix: `svix-signature: v1,<base64> …` over `<svix-id>.<svix-timestamp>.<body>`, keyed by the
  * base64 part of the `whsec_…` secret; white-labelled senders use `webhook-` for `svix-`.
  */
-const svix: WebhookScheme = {
-  provider: 'svix',
-  source: 'https://docs.svix.com/receiving/verifying-payloads/how-manual',
-  verify(secret, request, context) {
-    const prefix = header(request, 'svix-signature') !== undefined ? 'svix' : 'webhook';
-    const signatures = header(request, `${prefix}-signature`);
-    const id = header(request, `${prefix}-id`);
-    if (signatures === undefined || id === undefined) return missing('svix-id or svix-signature');
-    const timestamp = header(request, `${prefix}-timestamp`);
-    if (!fresh(unixSeconds(timestamp), context, 300)) return stale('svix-timestamp');
-    const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
-    const expected = hmac('sha256', key, `${id}.${timestamp}.`, request.body);
-    const given = signatures.split(' ').flatMap((entry) => (entry.startsWith('v1,') ? [entry.slice(3)] : []));
-    return anyDigest(expected, given, 'base64') ? PASS : mismatch('svix-signature');
-  },
-};
+const svix = standardWebhooks('svix', 'https://docs.svix.com/receiving/verifying-payloads/how-manual', ['svix', 'webhook']);
 
 /**
  * Twilio: HMAC-SHA1 (base64) of the URL Twilio requested, followed for a form POST by each field's
@@ -318,7 +229,10 @@ const twilio: WebhookScheme = {
         .join('');
     }
     const signedUrls = withAndWithoutDefaultPort(request.url);
-    return signedUrls.some((url) => sameDigest(hmac('sha1', secret, url + fields), value, 'base64')) ? PASS : mismatch('X-Twilio-Signature');
+    return matches(
+      signedUrls.some((url) => sameDigest(hmac('sha1', secret, url + fields), value, 'base64')),
+      'X-Twilio-Signature',
+    );
   },
 };
 
@@ -344,16 +258,12 @@ function withAndWithoutDefaultPort(url: string): string[] {
  * consumer secret. X's challenge-response check (a GET carrying `crc_token`) is unsigned and must be
  * answered with an HMAC only the app can make; the edge lets that GET through to the app.
  */
-const twitter: WebhookScheme = {
+const twitter = bodyHmac({
   provider: 'twitter',
   source: 'https://developer.x.com/en/docs/x-api/enterprise/account-activity-api/guides/securing-webhooks',
-  verify(secret, request) {
-    if (request.method.toUpperCase() === 'GET' && request.body.length === 0 && queryField(request.url, 'crc_token') !== undefined) return PASS;
-    const value = header(request, 'x-twitter-webhooks-signature');
-    if (value === undefined) return missing('X-Twitter-Webhooks-Signature');
-    return sameDigest(hmac('sha256', secret, request.body), afterPrefix(value, 'sha256='), 'base64') ? PASS : mismatch('X-Twitter-Webhooks-Signature');
-  },
-};
+  signatures: [{ header: 'x-twitter-webhooks-signature', prefix: 'sha256=', algorithm: 'sha256', encoding: 'base64' }],
+  unsignedChallenge: (request) => unsignedGet(request, 'crc_token'),
+});
 
 /**
  * VMware Workspace ONE UEM event notifications authenticate with HTTP Basic (the user name and
@@ -369,9 +279,9 @@ const vmware: WebhookScheme = {
     const value = header(request, 'authorization');
     if (value === undefined) return missing('Authorization');
     const given = /^Basic\s+([A-Za-z0-9+/]+={0,2})$/i.exec(value)?.[1];
-    if (given === undefined) return mismatch('Authorization');
+    if (given === undefined) return matches(false, 'Authorization');
     const expected = `${secret.slice(0, at)}:${secret.slice(at + 2)}`;
-    return sameSecret(Buffer.from(given, 'base64').toString('utf8'), expected) ? PASS : mismatch('Authorization');
+    return matches(sameToken(Buffer.from(given, 'base64').toString('utf8'), expected), 'Authorization');
   },
 };
 
@@ -381,36 +291,24 @@ const vmware: WebhookScheme = {
  * Meta's subscription check (a GET with `hub.mode=subscribe`) carries the verify token, which the
  * route's one secret is not; it goes through to the app, which knows its verify token.
  */
-const whatsapp: WebhookScheme = {
+const whatsapp = bodyHmac({
   provider: 'whatsapp',
   source: 'https://developers.facebook.com/docs/graph-api/webhooks/getting-started#validate-payloads',
-  verify(secret, request) {
-    if (request.method.toUpperCase() === 'GET' && request.body.length === 0 && queryField(request.url, 'hub.mode') === 'subscribe') return PASS;
-    const sha256 = header(request, 'x-hub-signature-256');
-    const sha1 = header(request, 'x-hub-signature');
-    if (sha256 !== undefined)
-      return sameDigest(hmac('sha256', secret, request.body), afterPrefix(sha256, 'sha256='), 'hex') ? PASS : mismatch('X-Hub-Signature-256');
-    if (sha1 !== undefined) return sameDigest(hmac('sha1', secret, request.body), afterPrefix(sha1, 'sha1='), 'hex') ? PASS : mismatch('X-Hub-Signature');
-    return missing('X-Hub-Signature-256');
-  },
-};
+  signatures: META_SIGNATURES,
+  unsignedChallenge: (request) => unsignedGet(request) && queryField(request.url, 'hub.mode') === 'subscribe',
+});
 
 /**
  * Worldline: `X-GCS-Signature`, base64 HMAC-SHA256 of the body under the secret webhook key. Its
  * endpoint check (a GET with `X-GCS-Webhooks-Endpoint-Verification`, to be echoed) is unsigned and
  * goes through to the app.
  */
-const worldline: WebhookScheme = {
+const worldline = bodyHmac({
   provider: 'worldline',
   source: 'https://docs.connect.worldline-solutions.com/documentation/webhooks/event-structure/',
-  verify(secret, request) {
-    if (request.method.toUpperCase() === 'GET' && request.body.length === 0 && header(request, 'x-gcs-webhooks-endpoint-verification') !== undefined)
-      return PASS;
-    const value = header(request, 'x-gcs-signature');
-    if (value === undefined) return missing('X-GCS-Signature');
-    return sameDigest(hmac('sha256', secret, request.body), value, 'base64') ? PASS : mismatch('X-GCS-Signature');
-  },
-};
+  signatures: [{ header: 'x-gcs-signature', algorithm: 'sha256', encoding: 'base64' }],
+  unsignedChallenge: (request) => unsignedGet(request) && header(request, 'x-gcs-webhooks-endpoint-verification') !== undefined,
+});
 
 /** Zendesk: base64 HMAC-SHA256 of the signature timestamp header followed by the body. */
 const zendesk: WebhookScheme = {
@@ -421,10 +319,10 @@ const zendesk: WebhookScheme = {
     if (value === undefined) return missing('X-Zendesk-Webhook-Signature');
     // Zendesk's examples show an ISO 8601 time; seconds since the epoch are taken too.
     const timestamp = header(request, 'x-zendesk-webhook-signature-timestamp');
-    if (timestamp === undefined) return stale('X-Zendesk-Webhook-Signature-Timestamp');
-    const seconds = /^\d+$/.test(timestamp) ? unixSeconds(timestamp) : isoSeconds(timestamp);
-    if (!fresh(seconds, context, UNDOCUMENTED_TOLERANCE_SECONDS)) return stale('X-Zendesk-Webhook-Signature-Timestamp');
-    return sameDigest(hmac('sha256', secret, timestamp, request.body), value, 'base64') ? PASS : mismatch('X-Zendesk-Webhook-Signature');
+    if (timestamp === undefined) return missing('X-Zendesk-Webhook-Signature-Timestamp');
+    const seconds = /^\d+$/.test(timestamp) ? integer(timestamp) : isoSeconds(timestamp);
+    if (!fresh(seconds, context, UNDOCUMENTED_TOLERANCE_SECONDS)) return stale('X-Zendesk-Webhook-Signature-Timestamp', UNDOCUMENTED_TOLERANCE_SECONDS);
+    return matches(sameDigest(hmac('sha256', secret, timestamp, request.body), value, 'base64'), 'X-Zendesk-Webhook-Signature');
   },
 };
 
@@ -439,17 +337,14 @@ function isoSeconds(text: string, zoneless = false): number {
 }
 
 /** Zoom: `x-zm-signature: v0=<hex>` over `v0:<x-zm-request-timestamp>:<body>`. */
-const zoom: WebhookScheme = {
+const zoom = versionedHmac({
   provider: 'zoom',
   source: 'https://developers.zoom.us/docs/api/webhooks/#verify-webhook-events',
-  verify(secret, request, context) {
-    const value = header(request, 'x-zm-signature');
-    if (value === undefined) return missing('x-zm-signature');
-    const timestamp = header(request, 'x-zm-request-timestamp');
-    if (!fresh(unixSeconds(timestamp), context, UNDOCUMENTED_TOLERANCE_SECONDS)) return stale('x-zm-request-timestamp');
-    return sameDigest(hmac('sha256', secret, `v0:${timestamp}:`, request.body), afterPrefix(value, 'v0='), 'hex') ? PASS : mismatch('x-zm-signature');
-  },
-};
+  signatureHeader: 'x-zm-signature',
+  timestampHeader: 'x-zm-request-timestamp',
+  version: 'v0',
+  toleranceSeconds: UNDOCUMENTED_TOLERANCE_SECONDS,
+});
 
 /**
  * Orb: `X-Orb-Signature: v1=<hex>` (several, space separated, while a secret rotates) over
@@ -464,25 +359,24 @@ const orb: WebhookScheme = {
     const value = header(request, 'x-orb-signature');
     if (value === undefined) return missing('X-Orb-Signature');
     const timestamp = header(request, 'x-orb-timestamp');
-    if (timestamp === undefined || !fresh(isoSeconds(timestamp, true), context, 300)) return stale('X-Orb-Timestamp');
+    if (timestamp === undefined || !fresh(isoSeconds(timestamp, true), context, FIVE_MINUTES)) return stale('X-Orb-Timestamp', FIVE_MINUTES);
     const given = value.split(' ').flatMap((entry) => {
-      const digest = afterPrefix(entry, 'v1=');
+      const digest = withoutPrefix(entry, 'v1=');
       return digest === undefined ? [] : [digest];
     });
-    return anyDigest(hmac('sha256', secret, `v1:${timestamp}:`, request.body), given, 'hex') ? PASS : mismatch('X-Orb-Signature');
+    return matches(anyDigest(hmac('sha256', secret, `v1:${timestamp}:`, request.body), given, 'hex'), 'X-Orb-Signature');
   },
 };
 
 /** Trend Micro Cloud One Conformity: hex HMAC-SHA256 of the body; older deliveries name the header X-TrendMicro-Signature. */
-const trendmicroConformity: WebhookScheme = {
+const trendmicroConformity = bodyHmac({
   provider: 'trendmicro_conformity',
   source: 'https://cloudone.trendmicro.com/docs/conformity/webhook-communication/',
-  verify(secret, request) {
-    const value = header(request, 'x-conformity-signature') ?? header(request, 'x-trendmicro-signature');
-    if (value === undefined) return missing('X-Conformity-Signature');
-    return sameDigest(hmac('sha256', secret, request.body), value, 'hex') ? PASS : mismatch('X-Conformity-Signature');
-  },
-};
+  signatures: [
+    { header: 'x-conformity-signature', algorithm: 'sha256', encoding: 'hex' },
+    { header: 'x-trendmicro-signature', algorithm: 'sha256', encoding: 'hex' },
+  ],
+});
 
 /** PagerDuty (v3 webhooks): `X-PagerDuty-Signature: v1=<hex>[,v1=<hex>…]`, one per active secret. */
 const pagerduty: WebhookScheme = {
@@ -491,11 +385,7 @@ const pagerduty: WebhookScheme = {
   verify(secret, request) {
     const value = header(request, 'x-pagerduty-signature');
     if (value === undefined) return missing('X-PagerDuty-Signature');
-    const given = value.split(',').flatMap((entry) => {
-      const digest = afterPrefix(entry.trim(), 'v1=');
-      return digest === undefined ? [] : [digest];
-    });
-    return anyDigest(hmac('sha256', secret, request.body), given, 'hex') ? PASS : mismatch('X-PagerDuty-Signature');
+    return matches(anyDigest(hmac('sha256', secret, request.body), pairs(value).get('v1') ?? [], 'hex'), 'X-PagerDuty-Signature');
   },
 };
 
@@ -509,21 +399,17 @@ export const SCHEMES_M_Z: readonly WebhookScheme[] = [
   bodyHmac({
     provider: 'modern_treasury',
     source: 'https://docs.moderntreasury.com/platform/docs/verifying-webhooks',
-    header: 'x-signature',
-    algorithm: 'sha256',
-    encoding: 'hex',
+    signatures: [{ header: 'x-signature', algorithm: 'sha256', encoding: 'hex' }],
   }),
   bodyHmac({
     provider: 'mongodb',
     source: 'https://www.mongodb.com/docs/atlas/tutorial/webhook-integration/',
-    header: 'x-mms-signature',
-    algorithm: 'sha1',
-    encoding: 'base64',
+    signatures: [{ header: 'x-mms-signature', algorithm: 'sha1', encoding: 'base64' }],
   }),
-  timestampedHmac({
+  stampedHeader({
     provider: 'mux',
     source: 'https://www.mux.com/docs/core/verify-webhook-signatures',
-    header: 'mux-signature',
+    headers: ['mux-signature'],
     timestampKey: 't',
     signatureKey: 'v1',
     toleranceSeconds: 300, // Mux's guide leaves the window to the receiver; 300 s is its own library's default
@@ -531,10 +417,7 @@ export const SCHEMES_M_Z: readonly WebhookScheme[] = [
   bodyHmac({
     provider: 'orbit',
     source: 'https://docs.orbit.love/docs/webhooks',
-    header: 'x-orbit-signature',
-    algorithm: 'sha256',
-    encoding: 'hex',
-    prefix: 'sha256=',
+    signatures: [{ header: 'x-orbit-signature', prefix: 'sha256=', algorithm: 'sha256', encoding: 'hex' }],
   }),
   pagerduty,
   pinwheel,
@@ -542,45 +425,35 @@ export const SCHEMES_M_Z: readonly WebhookScheme[] = [
   bodyHmac({
     provider: 'pusher',
     source: 'https://pusher.com/docs/channels/server_api/webhooks/#authentication',
-    header: 'x-pusher-signature',
-    algorithm: 'sha256',
-    encoding: 'hex',
+    signatures: [{ header: 'x-pusher-signature', algorithm: 'sha256', encoding: 'hex' }],
   }),
   sendgrid,
   bodyHmac({
     provider: 'sentry',
     source: 'https://docs.sentry.io/organization/integrations/integration-platform/webhooks/#sentry-hook-signature',
-    header: 'sentry-hook-signature',
-    algorithm: 'sha256',
-    encoding: 'hex',
+    signatures: [{ header: 'sentry-hook-signature', algorithm: 'sha256', encoding: 'hex' }],
   }),
   bodyHmac({
     provider: 'shopify',
     source: 'https://shopify.dev/docs/apps/build/webhooks/subscribe/https#step-5-verify-the-webhook',
-    header: 'x-shopify-hmac-sha256',
-    algorithm: 'sha256',
-    encoding: 'base64',
+    signatures: [{ header: 'x-shopify-hmac-sha256', algorithm: 'sha256', encoding: 'base64' }],
   }),
   bodyHmac({
     provider: 'signal_sciences',
     source: 'https://docs.fastly.com/signalsciences/integrations/generic-webhooks',
-    header: 'x-sigsci-signature',
-    algorithm: 'sha256',
-    encoding: 'hex',
+    signatures: [{ header: 'x-sigsci-signature', algorithm: 'sha256', encoding: 'hex' }],
   }),
   slack,
   bodyHmac({
     provider: 'sonatype',
     source: 'https://help.sonatype.com/repomanager3/integrations/webhooks/working-with-hmac-payloads',
-    header: 'x-nexus-webhook-signature',
-    algorithm: 'sha1',
-    encoding: 'hex',
+    signatures: [{ header: 'x-nexus-webhook-signature', algorithm: 'sha1', encoding: 'hex' }],
   }),
   square,
-  timestampedHmac({
+  stampedHeader({
     provider: 'stripe',
     source: 'https://docs.stripe.com/webhooks#verify-manually',
-    header: 'stripe-signature',
+    headers: ['stripe-signature'],
     timestampKey: 't',
     signatureKey: 'v1',
     toleranceSeconds: 300, // Stripe's libraries' default tolerance, which its guide recommends
@@ -589,14 +462,12 @@ export const SCHEMES_M_Z: readonly WebhookScheme[] = [
   bodyHmac({
     provider: 'terraform',
     source: 'https://developer.hashicorp.com/terraform/cloud-docs/api-docs/notification-configurations#notification-authenticity',
-    header: 'x-tfe-notification-signature',
-    algorithm: 'sha512',
-    encoding: 'hex',
+    signatures: [{ header: 'x-tfe-notification-signature', algorithm: 'sha512', encoding: 'hex' }],
   }),
-  timestampedHmac({
+  stampedHeader({
     provider: 'tiktok',
     source: 'https://developers.tiktok.com/doc/webhooks-verification',
-    header: 'tiktok-signature',
+    headers: ['tiktok-signature'],
     timestampKey: 't',
     signatureKey: 's',
     toleranceSeconds: UNDOCUMENTED_TOLERANCE_SECONDS, // TikTok says to reject an old timestamp but names no window
@@ -607,18 +478,13 @@ export const SCHEMES_M_Z: readonly WebhookScheme[] = [
   bodyHmac({
     provider: 'typeform',
     source: 'https://www.typeform.com/developers/webhooks/secure-your-webhooks/',
-    header: 'typeform-signature',
-    algorithm: 'sha256',
-    encoding: 'base64',
-    prefix: 'sha256=',
+    signatures: [{ header: 'typeform-signature', prefix: 'sha256=', algorithm: 'sha256', encoding: 'base64' }],
   }),
   vmware,
   bodyHmac({
     provider: 'webex',
     source: 'https://developer.webex.com/docs/webhooks',
-    header: 'x-spark-signature',
-    algorithm: 'sha1',
-    encoding: 'hex',
+    signatures: [{ header: 'x-spark-signature', algorithm: 'sha1', encoding: 'hex' }],
   }),
   whatsapp,
   worldline,
@@ -626,9 +492,7 @@ export const SCHEMES_M_Z: readonly WebhookScheme[] = [
     ...bodyHmac({
       provider: 'xero',
       source: 'https://developer.xero.com/documentation/guides/webhooks/configuring-your-server#intent-to-receive',
-      header: 'x-xero-signature',
-      algorithm: 'sha256',
-      encoding: 'base64',
+      signatures: [{ header: 'x-xero-signature', algorithm: 'sha256', encoding: 'base64' }],
     }),
     // Xero's intent-to-receive check activates a webhook only when a bad signature gets a 401.
     refusalStatus: 401,
