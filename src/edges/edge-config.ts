@@ -22,6 +22,7 @@ import {
 } from '../edge-config/modules/route-modules.js';
 import type { EndpointPolicy } from '../edge-config/traffic-policy/traffic-policy.js';
 import { readModules, type ModuleDefinition, type StoredModule } from '../crud/modules.js';
+import { readCloudEndpoints, type CloudEndpoint } from './cloud-endpoints.js';
 
 type ValueOf<M> = M extends ModuleDefinition<infer _R, infer S extends TSchema> ? Static<S> : never;
 
@@ -75,6 +76,8 @@ export interface HttpsEdge {
   routes: HttpsRoute[];
   mutualTls?: { enabled: boolean; caPems: string[] };
   tlsTermination?: TlsTerminationModule;
+  /** Set when this edge is a cloud endpoint served as one (cloud-endpoints.ts): its scheme and URL. */
+  cloud?: { scheme: 'http' | 'https'; url: string };
 }
 
 export interface StreamEdgeModules {
@@ -115,6 +118,8 @@ export interface AccountEdges {
   https: HttpsEdge[];
   tls: TlsEdge[];
   tcp: TcpEdge[];
+  /** The account's cloud endpoints (cloud-endpoints.ts). */
+  cloud: CloudEndpoint[];
   backends: ReadonlyMap<string, Backend>;
   ipPolicies: ReadonlyMap<string, IpPolicyRules>;
 }
@@ -198,7 +203,7 @@ async function readIpPolicies(db: ScopedDb): Promise<Map<string, IpPolicyRules>>
 
 /** Every edge of the account with what it needs, read in one go. */
 export async function readAccountEdges(db: ScopedDb, accountId: string): Promise<AccountEdges> {
-  const [httpsRows, tlsRows, tcpRows, routeRows, edgeDomains, domains, tcpAddrs, addrs, cas, backends, ipPolicies] = await Promise.all([
+  const [httpsRows, tlsRows, tcpRows, routeRows, edgeDomains, domains, tcpAddrs, addrs, cas, backends, ipPolicies, cloud] = await Promise.all([
     db.select('https_edges', {}),
     db.select('tls_edges', {}),
     db.select('tcp_edges', {}),
@@ -210,6 +215,7 @@ export async function readAccountEdges(db: ScopedDb, accountId: string): Promise
     db.select('certificate_authorities', {}),
     readBackends(db),
     readIpPolicies(db),
+    readCloudEndpoints(db, accountId),
   ]);
   const owners = [...httpsRows, ...tlsRows, ...tcpRows, ...routeRows].map((r) => r.id);
   const modules = await readModules(db, owners);
@@ -253,6 +259,7 @@ export async function readAccountEdges(db: ScopedDb, accountId: string): Promise
       }),
       ...streamModules(e.id),
     })),
+    cloud,
     backends,
     ipPolicies,
   };

@@ -164,6 +164,10 @@ function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | unde
 /** The encodings answers are compressed with, in the order they are preferred (`compress` is not made: no client asks for it). */
 const ENCODINGS = ['br', 'gzip', 'deflate'] as const;
 
+/** The scheme an edge's requests come on: https, or http for a cloud endpoint of an http:// URL. */
+const schemeOf = (edge: HttpsEdge): 'http' | 'https' => edge.cloud?.scheme ?? 'https';
+const schemePort = (edge: HttpsEdge) => (schemeOf(edge) === 'http' ? 80 : 443);
+
 /** When each client connection began, for `conn.ts.start`. */
 const connectedAt = new WeakMap<object, Date>();
 
@@ -182,7 +186,7 @@ function policyConnection(req: http.IncomingMessage, edge: HttpsEdge, host: stri
     serverIp,
     serverPort: socket.localPort ?? 0,
     startedAt,
-    endpoint: { id: edge.id, host, port: 443, url: `https://${host}`, addr: `${host}:443`, protocol: 'https' },
+    endpoint: { id: edge.id, host, port: schemePort(edge), url: `${schemeOf(edge)}://${host}`, addr: `${host}:${schemePort(edge)}`, protocol: schemeOf(edge) },
   };
 }
 
@@ -258,7 +262,7 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
   /** The route and the checks that need no upstream: the request as it will go on, or why it may not. */
   function admit(req: http.IncomingMessage, edge: HttpsEdge, upgrade = false): Admitted | Refusal {
     const host = String(req.headers.host ?? '').toLowerCase();
-    const url = `https://${host}`;
+    const url = `${schemeOf(edge)}://${host}`;
     const client = clientAddress(req.socket);
     const account = edges.account(edge.accountId);
     const normalized = normalizeTarget(req.url ?? '');
@@ -285,7 +289,7 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       url,
       client,
       target: normalized.query ? `${normalized.path}?${normalized.query}` : normalized.path,
-      headers: pairs(forwardedHeaders(req, 'https', client.ip, upgrade)),
+      headers: pairs(forwardedHeaders(req, schemeOf(edge), client.ip, upgrade)),
       ...(breaker && { breaker }),
       compress: Boolean(m.compression?.enabled),
       candidates: backend?.enabled ? candidates({ backends: account.backends, directory, accountId: edge.accountId }, backend.backend_id) : [],
@@ -324,7 +328,7 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
    */
   async function beforeBackend(
     x: Exchange | (Admitted & { req: http.IncomingMessage }),
-    answerWith: (refusal: PolicyRefusal | undefined) => void,
+    answerWith: (refusal: PolicyRefusal | undefined, error?: { error: IngressError; detail?: string }) => void,
   ): Promise<boolean> {
     if (x.policy && x.conn) {
       let body: Buffer | undefined;
@@ -339,7 +343,7 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       }
       const request: PolicyRequest = {
         method: x.req.method ?? 'GET',
-        scheme: 'https',
+        scheme: schemeOf(x.edge),
         host: String(x.req.headers.host ?? ''),
         url: x.target,
         headers: x.headers,
@@ -360,9 +364,30 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       }
       x.target = request.url;
       x.policyRequest = request;
+      if (decision.forwardInternal && !toInternal(x, decision.forwardInternal, answerWith)) return false;
     }
     x.headers = applyHeaders(x.headers, x.route.modules.requestHeaders);
     return true;
+  }
+
+  /**
+   * forward-internal: the request goes to the account's internal endpoint at `to.url` instead of
+   * the route's backends; with none online it is answered with an error page (false).
+   */
+  function toInternal(
+    x: Admitted,
+    to: { url: string; rule: string },
+    answerWith: (refusal: undefined, error: { error: IngressError; detail?: string }) => void,
+  ): boolean {
+    const target = directory.internal(x.edge.accountId, to.url);
+    if (target) {
+      x.candidates = [{ kind: 'tunnel', backendId: to.url, target }];
+      return true;
+    }
+    log.info({ edge_id: x.edge.id, account_id: x.edge.accountId, rule: to.rule, internal_url: to.url }, 'edge: no internal endpoint online to forward to');
+    x.breaker?.record(true);
+    answerWith(undefined, { error: EDGE_ERRORS.internalOffline, detail: `(${to.url})` });
+    return false;
   }
 
   /** The upstream's (or the backend's own) answer sent on, through the response modules. */
@@ -499,7 +524,8 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
   }
 
   async function send(x: Exchange, list: Candidate[]): Promise<void> {
-    let last: { error: IngressError; detail?: string } = { error: EDGE_ERRORS.noBackend };
+    // A cloud endpoint has no backend of its own: what reaches here, its policy did not forward.
+    let last: { error: IngressError; detail?: string } = { error: x.edge.cloud ? EDGE_ERRORS.policyNotForwarded : EDGE_ERRORS.noBackend };
     for (const c of list) {
       const label = { backend_id: c.backendId, edge_id: x.edge.id, route_id: x.route.id };
       if (c.kind === 'response') {
@@ -543,7 +569,7 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       const admitted = admit(req, edge);
       if ('refused' in admitted) {
         if (admitted.refused.status >= 500) res.shouldKeepAlive = false;
-        return sendError(req, res, admitted.refused, `https://${String(req.headers.host ?? '').toLowerCase()}`, admitted.detail);
+        return sendError(req, res, admitted.refused, `${schemeOf(edge)}://${String(req.headers.host ?? '').toLowerCase()}`, admitted.detail);
       }
       if (admitted.route.modules.websocketTcpConverter?.enabled) {
         // Not the backend's failure: the breaker's pass is told so.
@@ -554,11 +580,11 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       }
       const x: Exchange = { ...admitted, req, res };
       const onward = async () => {
-        const goes = await beforeBackend(x, (refusal) => {
+        const goes = await beforeBackend(x, (refusal, error) => {
           x.req.resume();
           if (refusal) return policyAnswer(x, refusal, 'on_http_request');
           res.shouldKeepAlive = false;
-          sendError(req, res, EDGE_ERRORS.policyFailed, x.url);
+          sendError(req, res, error?.error ?? EDGE_ERRORS.policyFailed, x.url, error?.detail);
         });
         if (goes) await send(x, x.candidates);
       };
@@ -579,8 +605,8 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       if ('refused' in admitted) return fail(admitted.refused, admitted.detail);
       // One object through it all: the policy and the request headers module change its target and headers.
       const x = { ...admitted, req };
-      void beforeBackend(x, (refusal) => {
-        if (!refusal) return fail(EDGE_ERRORS.policyFailed);
+      void beforeBackend(x, (refusal, error) => {
+        if (!refusal) return fail(error?.error ?? EDGE_ERRORS.policyFailed, error?.detail);
         socket.on('error', () => {});
         let text = `HTTP/1.1 ${refusal.status} ${http.STATUS_CODES[refusal.status] ?? 'Error'}\r\n`;
         for (const [name, value] of refusal.headers) if (name.toLowerCase() !== 'content-length') text += `${name}: ${value}\r\n`;

@@ -54,6 +54,16 @@ export const EDGE_ERRORS = {
     status: 426,
     message: (url: string) => `The route serving ${url} takes WebSocket connections only: it converts them to TCP for its backend.`,
   },
+  internalOffline: {
+    code: 'ERR_EP_INGRESS_717',
+    status: 502,
+    message: (url: string) => `The traffic policy of ${url} forwards to an internal endpoint of its account that is not online.`,
+  },
+  policyNotForwarded: {
+    code: 'ERR_EP_INGRESS_718',
+    status: 502,
+    message: (url: string) => `The traffic policy of the cloud endpoint ${url} neither answered nor forwarded this request (no forward-internal applied).`,
+  },
   policyFailed: {
     code: 'ERR_EP_INGRESS_709',
     status: 500,
