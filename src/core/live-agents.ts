@@ -97,4 +97,10 @@ export interface IngressDirectory {
    * value (a tunnel group backend's), taking turns among them; undefined when none is online here.
    */
   labeled(accountId: string, labels: Readonly<Record<string, string>>): TunnelTarget | undefined;
+  /**
+   * The account's internal endpoint at `url` (`https://name.internal`: scheme and lower-case
+   * name), which forward-internal sends requests to; undefined when none is online here. Internal
+   * endpoints are the binding account's only, and no public listener serves them.
+   */
+  internal(accountId: string, url: string): TunnelTarget | undefined;
 }

@@ -69,6 +69,12 @@ export interface ResourceDefinition<T extends ResourceTable, S extends ResourceS
   /** The list's key in list responses; required when the kind has a list. */
   listKey?: string;
   table: T;
+  /**
+   * Where get and list read, when it is not `table`: a view showing more rows than the table holds
+   * (endpoints: the cloud endpoints of the table beside the live agents'). Writes go to `table`; a
+   * PATCH or DELETE of a row only the view shows is refused with `notWritable(id)`.
+   */
+  reads?: { view: OwnedTable; notWritable(id: string): ApiError };
   schemas: S;
   /** The operations this kind has (default: all five). */
   operations?: readonly Operation[];

@@ -166,7 +166,7 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
         await rows.loadParent(db, path);
         await authorize(ctx, 'list', {}, db);
         const equal = d.parent ? { column: d.parent.column, value: path.parentId! } : undefined;
-        const found = await db.page(table, { limit, beforeId, equal: equal as never });
+        const found = await db.page(rows.readFrom, { limit, beforeId, equal: equal as never });
         return { page: await rows.expand(db, found.rows as unknown as Row[]), hasMore: found.hasMore };
       });
       // A list's own uri is absolute even where its items' are paths (agent ingresses, as the spec shows).

@@ -39,6 +39,8 @@ export function kindRows(store: Store, kinds: Kinds, d: AnyDefinition) {
     reader: (ctx: RequestContext) => scopedReader(store, ctx.scope),
     view: (ctx: RequestContext): View => ({ ...ctx, ref: (id: string) => kinds.ref(ctx.baseUrl, id) }),
     collectionPath,
+    /** Where get and list read: the kind's view when it has one, else its table. */
+    readFrom: (d.reads?.view ?? table) as typeof table,
 
     /** The parent named in the path, or 404 (a parent of another account is not found either); locked against deletion in a write. */
     async loadParent(db: ScopedDb, path: PathIds, lock?: Lock): Promise<void> {
@@ -57,7 +59,9 @@ export function kindRows(store: Store, kinds: Kinds, d: AnyDefinition) {
       if (d.parent) await rows.loadParent(db, path, forWrite ? rows.parentLock : undefined);
       const id = path.id ?? '';
       if (!hasPrefix(id, prefix)) throw errors.invalidPathId({ value: id, title, prefix });
-      const row = (await db.find(table, id, forWrite ? 'update' : undefined)) as Row | undefined;
+      const row = (await db.find(forWrite ? table : rows.readFrom, id, forWrite ? 'update' : undefined)) as Row | undefined;
+      // A row only the kind's view shows (an agent's endpoint) is there, but not to be changed.
+      if (!row && forWrite && d.reads && (await db.exists(d.reads.view, id))) throw d.reads.notWritable(id);
       if (!row || (d.parent && row[d.parent.column] !== path.parentId)) throw errors.notFound({ title, id });
       return row;
     },

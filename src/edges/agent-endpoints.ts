@@ -94,6 +94,7 @@ function viewOf(
       https: [],
       tls: [],
       tcp: [],
+      cloud: [],
       backends: new Map([[backendId, { kind: 'agent_endpoint', id: backendId, target }]]),
       ipPolicies: snapshot?.ipPolicies ?? new Map(),
     },

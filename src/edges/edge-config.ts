@@ -27,6 +27,7 @@ import type { Sealer } from '../lib/crypto/sealer.js';
 import { readModules, type ModuleDefinition, type StoredModule } from '../crud/modules.js';
 import type { TunnelTarget } from '../core/live-agents.js';
 import { readEndpointConfigurations, type EndpointConfigurations } from './endpoint-configurations.js';
+import { readCloudEndpoints, type CloudEndpoint } from './cloud-endpoints.js';
 
 type ValueOf<M> = M extends ModuleDefinition<infer _R, infer S extends TSchema> ? Static<S> : never;
 
@@ -100,6 +101,8 @@ export interface HttpsEdge {
   routes: HttpsRoute[];
   mutualTls?: { enabled: boolean; caPems: string[] };
   tlsTermination?: TlsTerminationModule;
+  /** Set when this edge is a cloud endpoint served as one (cloud-endpoints.ts): its scheme and URL. */
+  cloud?: { scheme: 'http' | 'https'; url: string };
 }
 
 export interface StreamEdgeModules {
@@ -142,6 +145,8 @@ export interface AccountEdges {
   https: HttpsEdge[];
   tls: TlsEdge[];
   tcp: TcpEdge[];
+  /** The account's cloud endpoints (cloud-endpoints.ts). */
+  cloud: CloudEndpoint[];
   backends: ReadonlyMap<string, Backend>;
   ipPolicies: ReadonlyMap<string, IpPolicyRules>;
   /** The endpoint configurations attached to reserved domains and addresses (agent endpoints on them). */
@@ -230,20 +235,22 @@ async function readIpPolicies(db: ScopedDb): Promise<Map<string, IpPolicyRules>>
 
 /** Every edge of the account with what it needs, read in one go. */
 export async function readAccountEdges(db: ScopedDb, accountId: string): Promise<AccountEdges> {
-  const [httpsRows, tlsRows, tcpRows, routeRows, edgeDomains, domains, tcpAddrs, addrs, cas, backends, ipPolicies, endpointConfigurations] = await Promise.all([
-    db.select('https_edges', {}),
-    db.select('tls_edges', {}),
-    db.select('tcp_edges', {}),
-    db.select('https_edge_routes', {}),
-    db.select('edge_domains', {}),
-    db.select('reserved_domains', {}),
-    db.select('tcp_edge_hostports', {}),
-    db.select('reserved_addrs', {}),
-    db.select('certificate_authorities', {}),
-    readBackends(db),
-    readIpPolicies(db),
-    readEndpointConfigurations(db),
-  ]);
+  const [httpsRows, tlsRows, tcpRows, routeRows, edgeDomains, domains, tcpAddrs, addrs, cas, backends, ipPolicies, endpointConfigurations, cloud] =
+    await Promise.all([
+      db.select('https_edges', {}),
+      db.select('tls_edges', {}),
+      db.select('tcp_edges', {}),
+      db.select('https_edge_routes', {}),
+      db.select('edge_domains', {}),
+      db.select('reserved_domains', {}),
+      db.select('tcp_edge_hostports', {}),
+      db.select('reserved_addrs', {}),
+      db.select('certificate_authorities', {}),
+      readBackends(db),
+      readIpPolicies(db),
+      readEndpointConfigurations(db),
+      readCloudEndpoints(db, accountId),
+    ]);
   const owners = [...httpsRows, ...tlsRows, ...tcpRows, ...routeRows].map((r) => r.id);
   const modules = await readModules(db, owners);
   const domainNames = new Map(domains.map((d) => [d.id, d.domain]));
@@ -286,6 +293,7 @@ export async function readAccountEdges(db: ScopedDb, accountId: string): Promise
       }),
       ...streamModules(e.id),
     })),
+    cloud,
     backends,
     ipPolicies,
     endpointConfigurations,

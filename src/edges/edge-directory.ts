@@ -8,6 +8,7 @@ import { readAcrossAccounts } from '../db/cross-account.js';
 import { watchConfigChanges, type ConfigChange, type ConfigWatch } from '../db/config-revisions.js';
 import { scopedRead } from '../db/scoped.js';
 import type { Store } from '../db/store.js';
+import type { CloudEndpoint } from './cloud-endpoints.js';
 import { readAccountEdges, type AccountEdges, type HttpsEdge, type TcpEdge, type TlsEdge } from './edge-config.js';
 
 export interface EdgeDirectoryOptions {
@@ -25,6 +26,8 @@ export class EdgeDirectory {
   private httpsByHost = new Map<string, HttpsEdge>();
   private tlsByHost = new Map<string, TlsEdge>();
   private tcpByPort = new Map<number, TcpEdge>();
+  /** Cloud endpoints by `scheme:host`. */
+  private cloudByUrl = new Map<string, CloudEndpoint>();
   private readonly observers: (() => void)[] = [];
   private watch: ConfigWatch | undefined;
   /** Accounts to read again, and whether a reading runs now. */
@@ -71,6 +74,21 @@ export class EdgeDirectory {
 
   tlsEdge(serverName: string): TlsEdge | undefined {
     return byName(this.tlsByHost, serverName);
+  }
+
+  /**
+   * The cloud endpoint serving `host` (lower case, no port) on the listener of `scheme`: its exact
+   * name, else the nearest wildcard one over it (`*.example.com` serves `a.b.example.com`).
+   */
+  cloudEndpoint(host: string, scheme: 'http' | 'https'): CloudEndpoint | undefined {
+    const exact = this.cloudByUrl.get(`${scheme}:${host}`);
+    if (exact) return exact;
+    const labels = host.split('.');
+    for (let i = 1; i < labels.length - 1; i++) {
+      const found = this.cloudByUrl.get(`${scheme}:*.${labels.slice(i).join('.')}`);
+      if (found) return found;
+    }
+    return undefined;
   }
 
   tcpEdge(port: number): TcpEdge | undefined {
@@ -153,6 +171,7 @@ export class EdgeDirectory {
         .union(reader.selectFrom('tcp_edges').select('account_id'))
         // Endpoint configurations apply to agent endpoints on the domains and addresses they are attached to.
         .union(reader.selectFrom('endpoint_configurations').select('account_id'))
+        .union(reader.selectFrom('cloud_endpoints').select('account_id'))
         .execute(),
     );
     return new Set([...rows.map((r) => r.account_id), ...this.accounts.keys()]);
@@ -161,7 +180,7 @@ export class EdgeDirectory {
   private put(accountId: string, edges: AccountEdges): void {
     const configurations = edges.endpointConfigurations;
     const attached = configurations !== undefined && configurations.byDomain.size + configurations.byAddr.size > 0;
-    if (edges.https.length + edges.tls.length + edges.tcp.length === 0 && !attached) this.accounts.delete(accountId);
+    if (edges.https.length + edges.tls.length + edges.tcp.length + edges.cloud.length === 0 && !attached) this.accounts.delete(accountId);
     else this.accounts.set(accountId, edges);
   }
 
@@ -170,7 +189,9 @@ export class EdgeDirectory {
     const https = new Map<string, HttpsEdge>();
     const tls = new Map<string, TlsEdge>();
     const tcp = new Map<number, TcpEdge>();
+    const cloud = new Map<string, CloudEndpoint>();
     for (const account of this.accounts.values()) {
+      for (const endpoint of account.cloud) cloud.set(`${endpoint.scheme}:${endpoint.host}`, endpoint);
       for (const edge of account.https) for (const host of edge.hosts) https.set(host, edge);
       for (const edge of account.tls) for (const host of edge.hosts) tls.set(host, edge);
       for (const edge of account.tcp) for (const { port } of edge.addrs) tcp.set(port, edge);
@@ -178,6 +199,7 @@ export class EdgeDirectory {
     this.httpsByHost = https;
     this.tlsByHost = tls;
     this.tcpByPort = tcp;
+    this.cloudByUrl = cloud;
     for (const observer of [...this.observers]) observer();
   }
 }

@@ -182,13 +182,16 @@ function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | unde
 /** The encodings answers are compressed with, in the order they are preferred (`compress` is not made: no client asks for it). */
 const ENCODINGS = ['br', 'gzip', 'deflate'] as const;
 
+/** The scheme an edge's requests come on: https, or http for a cloud endpoint of an http:// URL. */
+const schemePort = (edge: HttpsEdge) => (schemeOf(edge) === 'http' ? 80 : 443);
+
 /** When each client connection began, for `conn.ts.start`. */
 const connectedAt = new WeakMap<object, Date>();
 
 /** What a traffic policy sees of the connection a request came on. */
-/** The scheme an edge's requests come with: an agent's `http` endpoint's are plain; every other's are HTTPS. */
+/** The scheme an edge's requests come with: a cloud endpoint's or an agent endpoint's `http` are plain; every other's are HTTPS. */
 function schemeOf(edge: HttpsEdge): 'http' | 'https' {
-  return agentEndpointOf(edge)?.scheme === 'http' ? 'http' : 'https';
+  return edge.cloud?.scheme ?? (agentEndpointOf(edge)?.scheme === 'http' ? 'http' : 'https');
 }
 
 function policyConnection(req: http.IncomingMessage, edge: HttpsEdge, host: string, clientIp: string): PolicyConnection {
@@ -205,10 +208,7 @@ function policyConnection(req: http.IncomingMessage, edge: HttpsEdge, host: stri
     serverIp,
     serverPort: socket.localPort ?? 0,
     startedAt,
-    endpoint:
-      schemeOf(edge) === 'http'
-        ? { id: edge.id, host, port: 80, url: `http://${host}`, addr: `${host}:80`, protocol: 'http' }
-        : { id: edge.id, host, port: 443, url: `https://${host}`, addr: `${host}:443`, protocol: 'https' },
+    endpoint: { id: edge.id, host, port: schemePort(edge), url: `${schemeOf(edge)}://${host}`, addr: `${host}:${schemePort(edge)}`, protocol: schemeOf(edge) },
   };
 }
 
@@ -393,7 +393,7 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
    */
   async function beforeBackend(
     x: Exchange | (Admitted & { req: http.IncomingMessage }),
-    answerWith: (answer: { policy: PolicyRefusal } | { error: IngressError }) => void,
+    answerWith: (answer: { policy: PolicyRefusal } | { error: IngressError; detail?: string }) => void,
   ): Promise<boolean> {
     const webhook = x.route.modules.webhookVerification;
     if (webhook?.enabled) {
@@ -438,9 +438,26 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       }
       x.target = request.url;
       x.policyRequest = request;
+      if (decision.forwardInternal && !toInternal(x, decision.forwardInternal, answerWith)) return false;
     }
     x.headers = applyHeaders(x.headers, x.route.modules.requestHeaders);
     return true;
+  }
+
+  /**
+   * forward-internal: the request goes to the account's internal endpoint at `to.url` instead of
+   * the route's backends; with none online it is answered with an error page (false).
+   */
+  function toInternal(x: Admitted, to: { url: string; rule: string }, answerWith: (answer: { error: IngressError; detail?: string }) => void): boolean {
+    const target = directory.internal(x.edge.accountId, to.url);
+    if (target) {
+      x.candidates = [{ kind: 'tunnel', backendId: to.url, target }];
+      return true;
+    }
+    log.info({ edge_id: x.edge.id, account_id: x.edge.accountId, rule: to.rule, internal_url: to.url }, 'edge: no internal endpoint online to forward to');
+    x.breaker?.record(true);
+    answerWith({ error: EDGE_ERRORS.internalOffline, detail: `(${to.url})` });
+    return false;
   }
 
   /** The upstream's (or the backend's own) answer sent on, through the response modules. */
@@ -578,7 +595,8 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
   }
 
   async function send(x: Exchange, list: Candidate[]): Promise<void> {
-    let last: { error: IngressError; detail?: string } = { error: EDGE_ERRORS.noBackend };
+    // A cloud endpoint has no backend of its own: what reaches here, its policy did not forward.
+    let last: { error: IngressError; detail?: string } = { error: x.edge.cloud ? EDGE_ERRORS.policyNotForwarded : EDGE_ERRORS.noBackend };
     for (const c of list) {
       const label = { backend_id: c.backendId, edge_id: x.edge.id, route_id: x.route.id };
       if (c.kind === 'response') {
@@ -639,7 +657,7 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
           x.req.resume();
           if ('policy' in answer) return policyAnswer(x, answer.policy, 'on_http_request');
           res.shouldKeepAlive = false;
-          sendError(req, res, answer.error, x.url);
+          sendError(req, res, answer.error, x.url, answer.detail);
         });
         if (goes) await send(x, x.candidates);
       };
@@ -663,7 +681,7 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       // One object through it all: the policy and the request headers module change its target and headers.
       const x = { ...admitted, req };
       void beforeBackend(x, (answer) => {
-        if ('error' in answer) return fail(answer.error);
+        if ('error' in answer) return fail(answer.error, answer.detail);
         const refusal = answer.policy;
         socket.on('error', () => {});
         let text = `HTTP/1.1 ${refusal.status} ${http.STATUS_CODES[refusal.status] ?? 'Error'}\r\n`;

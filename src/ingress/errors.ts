@@ -95,6 +95,16 @@ export const EDGE_ERRORS = {
     status: 500,
     message: (url: string) => `The sign-in to ${url} failed on this server's side (its configuration could not be read).`,
   },
+  internalOffline: {
+    code: 'ERR_EP_INGRESS_717',
+    status: 502,
+    message: (url: string) => `The traffic policy of ${url} forwards to an internal endpoint of its account that is not online.`,
+  },
+  policyNotForwarded: {
+    code: 'ERR_EP_INGRESS_718',
+    status: 502,
+    message: (url: string) => `The traffic policy of the cloud endpoint ${url} neither answered nor forwarded this request (no forward-internal applied).`,
+  },
   policyFailed: {
     code: 'ERR_EP_INGRESS_709',
     status: 500,

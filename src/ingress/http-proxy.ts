@@ -121,6 +121,9 @@ export function createHttpProxy(options: HttpProxyOptions): HttpProxy {
         }
         return edgeHttp!.handle(req, res, edge);
       }
+      // Then a cloud endpoint of this scheme, served as a one-route edge; then an agent's endpoint.
+      const cloud = host === '' ? undefined : edges?.cloudEndpoint(host, scheme);
+      if (cloud) return edgeHttp!.handle(req, res, cloud.edge);
       const target = host === '' ? undefined : directory.http(host, scheme);
       if (!target) {
         sendError(req, res, INGRESS_ERRORS.endpointOffline, urlOf(host));
@@ -171,6 +174,8 @@ export function createHttpProxy(options: HttpProxyOptions): HttpProxy {
       const host = hostOf(req.headers.host);
       const edge = host === '' || scheme === 'http' ? undefined : edges?.httpsEdge(host);
       if (edge) return edgeHttp!.upgrade(req, socket, head, edge);
+      const cloud = host === '' ? undefined : edges?.cloudEndpoint(host, scheme);
+      if (cloud) return edgeHttp!.upgrade(req, socket, head, cloud.edge);
       const fail = (error: IngressError) => {
         socket.on('error', () => {});
         socket.end(rawErrorResponse(error, urlOf(host), req.headers.accept));

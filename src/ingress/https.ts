@@ -75,7 +75,8 @@ export function createHttpsListener(options: HttpsListenerOptions): https.Server
       // An edge's name first: what is configured through the API is what the name serves.
       const tlsEdge = name !== undefined ? edges?.directory.tlsEdge(name) : undefined;
       if (tlsEdge && edges) return serveTlsEdge(socket, name!, tlsEdge, edges.streams);
-      const target = name !== undefined ? directory.tls(name) : undefined;
+      // A cloud endpoint's name is served by it (TLS ends here), not passed through to an agent's tls endpoint.
+      const target = name !== undefined && !edges?.directory.cloudEndpoint(name, 'https') ? directory.tls(name) : undefined;
       // An agent's TLS endpoint with an IP restriction or a policy (its Bind's, its configuration's) goes through the stream edge code.
       const agentEdge = target && name !== undefined ? edges?.agentEndpoints?.streamEdge(target, name) : undefined;
       if (agentEdge && edges) return edges.streams.serve(socket, agentEdge, clientAddress(socket));

@@ -15,7 +15,7 @@ import { aclAllowsAddress, aclAllowsLabels, aclAllowsName } from '../resources/c
 import { agentEndpointModules, BindOptionRefused, type AgentEndpointModules } from '../edges/agent-options.js';
 import type { Sealer } from '../lib/crypto/sealer.js';
 import type { EndpointProto, LiveTunnel } from '../core/live-agents.js';
-import { routeKey } from './registry.js';
+import { internalRouteKey, routeKey } from './registry.js';
 
 /** The codes a refused bind carries (ngrok's where it has one; docs/agent-protocol.md lists them). */
 export const BIND_ERRORS = {
@@ -215,6 +215,8 @@ export async function placeBind(bind: Bind, options: PlaceOptions): Promise<Plac
   }
 
   const proto = bind.proto;
+  const internal = internalBind(bind, requestedName(bind, settings.domains));
+  if (internal !== undefined) return placeInternal(bind, internal, acl, options);
   const port = proto === 'http' ? settings.httpPort : settings.httpsPort;
   if (port === undefined)
     throw new BindRefused(
@@ -240,6 +242,47 @@ export async function placeBind(bind: Bind, options: PlaceOptions): Promise<Plac
   const url = `${scheme}://${name}${portPart(port, proto === 'http' ? 80 : 443)}`;
   const live = tunnelRecord(session, bind, at, url, { proto, hostport: `${name}:${port}`, ...(domainId && { domainId }) });
   return { live, route: routeKey(proto, name), pooling, token: tunnelToken(settings.bindKey, session.id, bind.proto, url), ...(modules && { modules }) };
+}
+
+/** Whether `name` is an internal one: the name `internal` or one under it. */
+const isInternalName = (name: string) => /(^|\.)internal\.?$/i.test(name);
+
+/**
+ * The name of an internal endpoint the Bind asks for (`svc.internal`, with or without the binding
+ * `internal`), or undefined for a public one. The binding `internal` on another name is refused:
+ * internal endpoints are named under `.internal`, which no public listener serves.
+ */
+function internalBind(bind: Bind, asked: string | undefined): string | undefined {
+  const internalName = asked !== undefined && isInternalName(asked);
+  const unknown = bind.extra.bindings.find((b) => b !== 'public' && b !== 'internal');
+  if (unknown !== undefined) throw new BindRefused(`'${unknown.slice(0, 40)}' is not a binding; the bindings are public and internal.`, BIND_ERRORS.badRequest);
+  if (bind.extra.bindings.includes('internal') && !internalName)
+    throw new BindRefused("An internal endpoint is named under .internal: bind a name such as 'service.internal'.", BIND_ERRORS.badRequest);
+  return internalName ? asked : undefined;
+}
+
+/**
+ * An internal endpoint (`https://svc.internal`): no reserved domain, no listener; its route is the
+ * binding account's own (internalRouteKey), which only forward-internal of that account's cloud
+ * endpoints and edges reaches.
+ */
+function placeInternal(bind: Bind, asked: string, acl: string[], options: PlaceOptions): Placement {
+  const { settings, session } = options;
+  if (bind.proto !== 'http' && bind.proto !== 'https')
+    throw new BindRefused(`Internal ${bind.proto} endpoints are not served: bind an http or https internal endpoint.`, BIND_ERRORS.optionNotServed);
+  const parsed = parseDomainName(asked, { wildcard: false });
+  if (!parsed.ok || parsed.name === 'internal')
+    throw new BindRefused(`'${asked}' is not an internal endpoint name such as 'service.internal'.`, BIND_ERRORS.badRequest);
+  const name = parsed.name;
+  if (!aclAllowsName(acl, name)) throw refusedByAcl(`'${name}'`);
+  const url = `${bind.proto}://${name}`;
+  const live = tunnelRecord(session, bind, idTime(session.id), url, { proto: bind.proto, hostport: `${name}:${bind.proto === 'http' ? 80 : 443}` });
+  return {
+    live,
+    route: internalRouteKey(session.accountId, url),
+    pooling: bind.extra.poolingEnabled,
+    token: tunnelToken(settings.bindKey, session.id, bind.proto, url),
+  };
 }
 
 function isRandomServiceName(name: string, domains: DomainSettings): boolean {

@@ -69,6 +69,14 @@ export function routeKey(proto: EndpointProto, hostOrPort: string | number): str
   return `${proto}:${hostOrPort}`;
 }
 
+/**
+ * The route of an internal endpoint (`https://name.internal`): the account's own, so two accounts
+ * may each bind the same internal name, and no public lookup (`https:host`) ever finds it.
+ */
+export function internalRouteKey(accountId: string, url: string): string {
+  return `internal:${accountId}:${url}`;
+}
+
 export interface RegistryOptions {
   /** How long an ended session's id can be resumed (default 10 minutes). */
   resumeWindowMs?: number;
@@ -266,6 +274,10 @@ export class AgentSessionRegistry implements IngressDirectory, LiveState {
 
   tcp(port: number): TunnelTarget | undefined {
     return this.pick(routeKey('tcp', port));
+  }
+
+  internal(accountId: string, url: string): TunnelTarget | undefined {
+    return this.pick(internalRouteKey(accountId, url));
   }
 
   labeled(accountId: string, labels: Readonly<Record<string, string>>): TunnelTarget | undefined {

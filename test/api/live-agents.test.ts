@@ -218,7 +218,8 @@ describeEachStore('live agents: records and API', (h) => {
     const otherBare = await api.request('POST', `/tunnel_sessions/${session.id}/stop`, { raw: newId('ts'), headers: { 'Content-Type': 'application/json' } });
     assert.equal(otherBare.json.error_code, 'ERR_EP_213');
     assert.equal((await api.post('/tunnel_sessions', {})).status, 405);
-    assert.equal((await api.delete(`/endpoints/${newId('ep')}`)).status, 405);
+    // Endpoints take DELETE now (cloud endpoints): an agent's endpoint is refused, an unknown one is not found.
+    assert.equal((await api.delete(`/endpoints/${newId('ep')}`)).status, 404);
     const unknownField = await api.post(`/tunnel_sessions/${session.id}/restart`, { force: true });
     assert.equal(unknownField.json.error_code, 'ERR_EP_214');
 

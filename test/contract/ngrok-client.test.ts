@@ -1587,6 +1587,41 @@ describeEachStore('official TypeScript client (@ngrok/ngrok-api 0.11.0)', (h) =>
     await assertClientError(ngrok.tunnelSessions.get(`ts_${'0'.repeat(27)}`), 404, 'ERR_EP_252');
   });
 
+  it('cloud endpoints: made raw (0.11.0 has no create, update or delete), listed and got through the client beside the agents’', async () => {
+    const api = await h().newAccount();
+    const ngrok = client(h(), api);
+    assert.deepEqual(
+      Object.getOwnPropertyNames(Object.getPrototypeOf(ngrok.endpoints)).filter((m) => ['create', 'update', 'delete'].includes(m)),
+      [],
+    );
+    const domain = await ngrok.reservedDomains.create({ domain: `cloud-${randomBytes(4).toString('hex')}.example.com`, region: 'us' });
+    const trafficPolicy = '{"on_http_request":[{"actions":[{"type":"forward-internal","config":{"url":"https://svc.internal"}}]}]}';
+    const made = await api.post('/endpoints', { type: 'cloud', url: `https://${domain.domain}`, traffic_policy: trafficPolicy, description: 'cloud' });
+    assert.equal(made.status, 201, made.text);
+    const agents = await seedLiveSession(h().deps.store, api.info.accountId);
+
+    const listed = await ngrok.endpoints.list(undefined, '1');
+    assert.deepEqual(listed.map((e) => e.id).sort(), [made.json.id, agents.bound.endpoint!.id].sort());
+    const cloud = await ngrok.endpoints.get(made.json.id);
+    assert.equal(cloud.type, 'cloud');
+    assert.equal(cloud.publicUrl, `https://${domain.domain}`);
+    assert.equal(cloud.hostport, `${domain.domain}:443`);
+    assert.equal(cloud.proto, 'https');
+    assert.equal(cloud.domain?.id, domain.id);
+    assert.equal(cloud.tunnel, null);
+    // Fields the client does not know come through as they are (it ignores nothing it is given).
+    assert.equal((cloud as unknown as Dict).trafficPolicy, trafficPolicy);
+    const ephemeral = await ngrok.endpoints.get(agents.bound.endpoint!.id);
+    assert.equal(ephemeral.type, 'ephemeral');
+
+    // The client cannot delete the domain the cloud endpoint serves (446), nor can a raw DELETE of an agent's endpoint.
+    await assertClientError(ngrok.reservedDomains.delete(domain.id), 409, 'ERR_EP_446');
+    assert.equal((await api.delete(`/endpoints/${agents.bound.endpoint!.id}`)).json.error_code, 'ERR_EP_18007');
+    assert.equal((await api.delete(`/endpoints/${made.json.id}`)).status, 204);
+    await clientDelete(ngrok.reservedDomains.delete(domain.id));
+    await assertClientError(ngrok.endpoints.get(made.json.id), 404, 'ERR_EP_252');
+  });
+
   it('endpoint configurations: the client has no service for them nor for their modules', async () => {
     const api = await h().newAccount();
     const ngrok = client(h(), api);

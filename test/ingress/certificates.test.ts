@@ -60,7 +60,7 @@ describeEachStore('ingress certificates', (h) => {
     });
     ingress = await startIngress({
       https: { host: '127.0.0.1', port: 0 },
-      directory: { http: () => undefined, tls: () => undefined, tcp: () => undefined, labeled: () => undefined },
+      directory: { http: () => undefined, tls: () => undefined, tcp: () => undefined, labeled: () => undefined, internal: () => undefined },
       certificates,
       log: pino({ level: 'silent' }),
     });

@@ -154,6 +154,7 @@ describe('public ingress', () => {
     tls: (name) => tlsTargets.get(name),
     tcp: () => undefined,
     labeled: () => undefined,
+    internal: () => undefined,
   };
   let dir: string;
   let ca: string;

@@ -273,6 +273,25 @@ describe('order and termination', () => {
 });
 
 describe('actions of the request phase', () => {
+  it('forward-internal: ends the phase with the internal URL (scheme and lower-case name), after earlier actions ran', async () => {
+    const policy = http({
+      on_http_request: [
+        { name: 'tag', actions: [{ type: 'add-headers', config: { headers: { 'x-tag': 'a' } } }] },
+        {
+          name: 'to svc',
+          expressions: ["req.url.path.startsWith('/api')"],
+          actions: [{ type: 'forward-internal', config: { url: 'https://SVC.internal:443' } }],
+        },
+        { name: 'after', actions: [{ type: 'deny' }] },
+      ],
+    });
+    const req = request('/api/x');
+    assert.deepEqual(await policy.onRequest(connection(), req), { kind: 'continue', forwardInternal: { url: 'https://svc.internal', rule: 'to svc' } });
+    assert.deepEqual(headerValues(req.headers, 'x-tag'), ['a']);
+    // Its rule does not apply: the phase goes on, and the next rule answers.
+    assert.equal(responded(await policy.onRequest(connection(), request('/other'))).action, 'deny');
+  });
+
   it('deny: 403 by default, or its status', async () => {
     const r = responded(await http(onRequest([{ type: 'deny' }])).onRequest(connection(), request()));
     assert.equal(r.status, 403);

@@ -203,9 +203,13 @@ describe('checkEndpointPolicy for HTTP (the policy module)', () => {
 
   it('2201: an unknown action type lists every HTTP type', () => {
     assert.match(
-      fails(http(inbound(action('forward-internal'))), 2201),
-      /action type 'forward-internal' does not exist; the types here are add-headers, compress-response, custom-response, deny, jwt-validation, log, rate-limit, redirect, remove-headers, restrict-ips, url-rewrite\.$/,
+      fails(http(inbound(action('basic-auth'))), 2201),
+      /action type 'basic-auth' does not exist; the types here are add-headers, compress-response, custom-response, deny, forward-internal, jwt-validation, log, rate-limit, redirect, remove-headers, restrict-ips, url-rewrite\.$/,
     );
+  });
+
+  it('2202: forward-internal is an action of a document only, not of the policy module', () => {
+    assert.match(fails(http(inbound(action('forward-internal', { url: 'https://svc.internal' }))), 2202), /action 'forward-internal' is not allowed here/);
   });
 
   it('2202: request actions outbound and response actions inbound are not allowed', () => {

@@ -22,6 +22,7 @@ import { agentIngressReversed } from './0018-agent-ingress-reversed.js';
 import { credentials } from './0019-credentials.js';
 import { liveAgents } from './0020-live-agents.js';
 import { configRevisions } from './0021-config-revisions.js';
+import { cloudEndpoints } from './0022-cloud-endpoints.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -48,6 +49,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0019-credentials': credentials(dialect),
         '0020-live-agents': liveAgents(dialect),
         '0021-config-revisions': configRevisions(dialect),
+        '0022-cloud-endpoints': cloudEndpoints(dialect),
       };
     },
   };

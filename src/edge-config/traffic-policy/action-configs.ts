@@ -12,6 +12,7 @@ import {
   HeaderMap,
   HeaderName,
   IntegerFrom,
+  InternalUrl,
   IpPolicyId,
   List,
   NonBlank,
@@ -100,6 +101,10 @@ const HTTP_CONFIGS = {
   }),
   'compress-response': Config({ algorithms: Type.Optional(List('algorithm names', OneOf(['gzip', 'deflate', 'br', 'compress']))) }),
   'jwt-validation': JwtValidation,
+  // Forwards the request to the account's internal endpoint (an agent's `https://<name>.internal`)
+  // and ends the phase. on_error takes only `halt` (ngrok's default): an internal endpoint that is
+  // offline is answered with an error page, never passed over to later actions.
+  'forward-internal': Config({ url: InternalUrl, binding: Type.Optional(OneOf(['internal'])), on_error: Type.Optional(OneOf(['halt'])) }),
 };
 
 /** On a TCP edge deny takes no config: an empty one, or none. */

@@ -102,3 +102,27 @@ export const Cidr = Refined(Type.String({ [BARE_PATH]: true }), (text, at) => ci
 export const IpPolicyId = Refined(Type.String({ [BARE_PATH]: true }), (id, at) =>
   hasPrefix(id, 'ipp') ? undefined : `has ${at} '${clip(id, 64)}', which is not an IP policy id (ipp_…)`,
 );
+
+/**
+ * The problem with a forward-internal URL, or nothing: an http or https URL whose host is a name
+ * under `.internal` (an agent's internal endpoint), with no path, query or credentials.
+ */
+export function internalUrlProblem(value: string, at: string): string | undefined {
+  const shown = clip(value, 80);
+  const not = `has '${at}' '${shown}', which is not an internal URL such as https://service.internal`;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return not;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return `${not}: only http and https internal endpoints can be forwarded to here`;
+  const host = url.hostname.toLowerCase();
+  if (!host.endsWith('.internal') || host.startsWith('*') || host === '.internal') return `${not}: its host must be a name ending in .internal`;
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '' || (url.pathname !== '/' && url.pathname !== ''))
+    return `${not}: it takes no path, query or credentials`;
+  return undefined;
+}
+
+/** A forward-internal target: an internal endpoint's URL. */
+export const InternalUrl = Refined(NonBlank(), (value, at) => internalUrlProblem(value, at));

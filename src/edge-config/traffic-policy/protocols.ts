@@ -38,6 +38,9 @@ const HTTP_REQUEST_ACTIONS = [
   'restrict-ips',
   'url-rewrite',
 ] as const;
+// forward-internal is an action of a traffic_policy document's request phase only (the older policy
+// module's inbound direction predates it).
+const HTTP_DOCUMENT_REQUEST_ACTIONS = [...HTTP_REQUEST_ACTIONS, 'forward-internal'] as const;
 const HTTP_RESPONSE_ACTIONS = ['add-headers', 'compress-response', 'custom-response', 'log', 'remove-headers'] as const;
 
 export const PROTOCOLS: Record<PolicyProtocol, ProtocolSpec> = {
@@ -52,7 +55,7 @@ export const PROTOCOLS: Record<PolicyProtocol, ProtocolSpec> = {
       outbound: { env: 'policy_http_response', actions: HTTP_RESPONSE_ACTIONS },
     },
     phases: {
-      on_http_request: { env: 'http_request', actions: HTTP_REQUEST_ACTIONS },
+      on_http_request: { env: 'http_request', actions: HTTP_DOCUMENT_REQUEST_ACTIONS },
       on_http_response: { env: 'http_response', actions: HTTP_RESPONSE_ACTIONS },
     },
   }),

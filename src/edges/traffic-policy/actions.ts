@@ -34,8 +34,11 @@ export class RunState {
 }
 
 export type Answer = { status: number; headers: HeaderField[]; body: string };
-/** What an action does to its phase: nothing (the next action runs), a response that ends it, or an error that ends it. */
-export type Stop = undefined | { respond: Answer } | { error: string };
+/**
+ * What an action does to its phase: nothing (the next action runs), a response that ends it, an
+ * error that ends it, or (forward-internal) the internal endpoint the request goes to, which ends it.
+ */
+export type Stop = undefined | { respond: Answer } | { error: string } | { forward: string };
 
 export interface CompiledAction {
   type: string;
@@ -331,6 +334,14 @@ function jwtValidation(ctx: ActionContext, config: Config | null): CompiledActio
   };
 }
 
+/** forward-internal: the request goes to the account's internal endpoint at `url` (the ingress finds it); the phase ends here. */
+function forwardInternal(_ctx: ActionContext, config: Config | null): CompiledAction {
+  const url = new URL(String(config?.url ?? ''));
+  // Kept as the registry keys internal endpoints: scheme and lower-case name, no default port.
+  const target = `${url.protocol}//${url.hostname.toLowerCase()}${url.port === '' ? '' : `:${url.port}`}`;
+  return { type: 'forward-internal', run: () => ({ forward: target }) };
+}
+
 const ACTIONS: Record<string, (ctx: ActionContext, config: Config | null) => CompiledAction> = {
   log,
   deny,
@@ -343,6 +354,7 @@ const ACTIONS: Record<string, (ctx: ActionContext, config: Config | null) => Com
   'compress-response': compressResponse,
   'rate-limit': rateLimit,
   'jwt-validation': jwtValidation,
+  'forward-internal': forwardInternal,
 };
 
 export function compileAction(type: string, config: Config | null, ctx: ActionContext): CompiledAction {

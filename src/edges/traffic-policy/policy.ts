@@ -49,7 +49,8 @@ interface CompiledPhase {
   rules: CompiledRule[];
 }
 
-type PhaseResult = { kind: 'continue'; compress?: string[] } | { kind: 'respond'; response: Refusal } | PolicyError;
+type PhaseResult =
+  { kind: 'continue'; compress?: string[]; forwardInternal?: { url: string; rule: string } } | { kind: 'respond'; response: Refusal } | PolicyError;
 
 const clip = (text: string, max = 80) => (text.length > max ? `${text.slice(0, max - 3)}...` : text);
 
@@ -92,6 +93,7 @@ function applies(rule: CompiledRule, state: RunState): boolean | PolicyError {
 function settle(stop: Stop, rule: CompiledRule, action: CompiledAction): PhaseResult | undefined {
   if (stop === undefined) return undefined;
   if ('error' in stop) return { kind: 'error', rule: rule.label, problem: `${action.type}: ${stop.error}` };
+  if ('forward' in stop) return { kind: 'continue', forwardInternal: { url: stop.forward, rule: rule.label } };
   return { kind: 'respond', response: { ...stop.respond, rule: rule.label, action: action.type } };
 }
 
@@ -198,7 +200,8 @@ export function compileHttpPolicy(module: PolicyModule, deps: PolicyDeps): HttpP
       if (request.rules.length === 0) return { kind: 'continue' };
       const result = await runPhase(request, stateFor(request, { conn, req, now: clock() }));
       // compress-response is not an action of the request phase.
-      return result.kind === 'continue' ? { kind: 'continue' } : result;
+      if (result.kind !== 'continue') return result;
+      return result.forwardInternal ? { kind: 'continue', forwardInternal: result.forwardInternal } : { kind: 'continue' };
     },
     onResponse(conn: PolicyConnection, req: PolicyRequest, res: PolicyResponse): ResponseDecision {
       if (response.rules.length === 0) return { kind: 'continue' };

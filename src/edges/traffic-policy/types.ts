@@ -56,7 +56,9 @@ export interface PolicyError {
   problem: string;
 }
 
-export type RequestDecision = { kind: 'continue' } | { kind: 'respond'; response: Refusal } | PolicyError;
+export type RequestDecision =
+  /** Go on to the backend; `forwardInternal`: to the account's internal endpoint at this URL instead (forward-internal). */
+  { kind: 'continue'; forwardInternal?: { url: string; rule: string } } | { kind: 'respond'; response: Refusal } | PolicyError;
 
 export type ResponseDecision =
   /** Send the (possibly changed) response; `compress` lists compress-response's algorithms, in the order given, for the ingress to choose from by Accept-Encoding. */

@@ -176,8 +176,8 @@ export const reservedDomainCatalogue = {
   domainInUseByEdge: entry<{ id: string; edges: readonly string[] }>(
     446,
     409,
-    'The reserved domain is still served by an edge.',
-    (a) => `reserved domain ${a.id} is served by ${shortList(a.edges)}; remove it from the edge's hostports or delete the edge first.`,
+    'The reserved domain is still served by an edge or a cloud endpoint.',
+    (a) => `reserved domain ${a.id} is served by ${shortList(a.edges)}; remove it from the edge's hostports, or delete the edge or cloud endpoint, first.`,
   ),
 } as const;
 

@@ -1,0 +1,41 @@
+// The cloud endpoints' table and the view `endpoints` (migration 0022), added to the store's
+// `Database` (see src/db/schema.ts for why by augmentation).
+
+export interface CloudEndpointsTable {
+  id: string;
+  account_id: string;
+  description: string;
+  metadata: string;
+  created_at: string;
+  updated_at: string;
+  /** `https://name`: scheme and lower-case host, no port; unique across accounts. */
+  url: string;
+  /** `https` or `http`. */
+  proto: string;
+  hostport: string;
+  /** The reserved domain the URL's host is, or is under (a wildcard). */
+  domain_id: string;
+  /** The traffic policy document as sent (YAML or JSON). */
+  traffic_policy: string;
+  /** JSON list of strings. */
+  bindings: string;
+  pooling_enabled: number;
+}
+
+/** A row of the view `endpoints`: a cloud endpoint, or a live agent's (`ephemeral`), under one set of columns. */
+export interface EndpointsView extends Omit<CloudEndpointsTable, 'bindings' | 'domain_id'> {
+  type: 'cloud' | 'ephemeral';
+  domain_id: string | null;
+  tcp_addr_id: string | null;
+  tunnel_id: string | null;
+  region: string;
+  /** null for an agent's endpoint. */
+  bindings: string | null;
+}
+
+declare module '../../db/schema.js' {
+  interface Database {
+    cloud_endpoints: CloudEndpointsTable;
+    endpoints: EndpointsView;
+  }
+}

@@ -1,0 +1,254 @@
+// Cloud endpoints serve real traffic: the real agent (@ngrok/ngrok) binds an internal endpoint
+// (`https://<name>.internal`), a cloud endpoint made through the API with a traffic policy (add a
+// header, then forward-internal) forwards public HTTPS requests to it, a PATCH of the policy
+// takes effect without a restart, DELETE stops serving. An internal endpoint is reachable through
+// its own account's forward-internal only: never on a public listener, never from another
+// account's cloud endpoint. With no internal endpoint online, a clear error page.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import { test } from 'node:test';
+import { waitFor } from '../helpers/assertions.js';
+import { describeEachStore, type Api, type Harness } from '../helpers/harness.js';
+import { agent, created, edgesRead, request, reservedHost, upstream } from './helpers.js';
+
+/** A policy that adds `x-cloud: <tag>` to the request, then forwards it to the internal URL. */
+const policy = (internalUrl: string, tag: string) => `
+on_http_request:
+  - name: tag
+    actions:
+      - type: add-headers
+        config:
+          headers:
+            x-cloud: ${tag}
+  - name: to the service
+    actions:
+      - type: forward-internal
+        config:
+          url: ${internalUrl}
+on_http_response:
+  - actions:
+      - type: add-headers
+        config:
+          headers:
+            x-served-by: cloud endpoint
+`;
+
+/** A request to a public listener by name, whatever certificate it presents: its status and error code. */
+function publicRequest(h: Harness, scheme: 'http' | 'https', host: string): Promise<{ status: number; error: unknown }> {
+  return new Promise((resolve, reject) => {
+    const options = { host: '127.0.0.1', path: '/', headers: { host }, agent: false as const };
+    const done = (res: http.IncomingMessage) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode!, error: res.headers['ngrok-error-code'] }));
+    };
+    const req =
+      scheme === 'https'
+        ? // The name has no certificate: what is asserted is the answer, not the TLS identity.
+          https.request({ ...options, port: h.agents!.httpsPort, servername: host, rejectUnauthorized: false }, done)
+        : http.request({ ...options, port: h.agents!.httpPort }, done);
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const internalName = () => `svc-${randomBytes(4).toString('hex')}.internal`;
+
+/** Resolves once this instance serves a cloud endpoint on `host` whose policy satisfies `check` (or none, with `gone`). */
+function cloudRead(h: Harness, host: string, check: (policy: string | undefined) => boolean, what: string): Promise<void> {
+  return edgesRead(
+    h,
+    () => {
+      const module = h.agents!.edges.cloudEndpoint(host, 'https')?.edge.routes[0]?.modules.policy;
+      return check(module?.kind === 'traffic_policy' ? module.value : undefined);
+    },
+    what,
+  );
+}
+
+async function cloudEndpoint(h: Harness, api: Api, host: string, trafficPolicy: string): Promise<string> {
+  const e = await created(api, '/endpoints', { type: 'cloud', url: `https://${host}`, traffic_policy: trafficPolicy });
+  await cloudRead(h, host, (p) => p === trafficPolicy, `the cloud endpoint on ${host}`);
+  return e.id as string;
+}
+
+describeEachStore(
+  'cloud endpoints serve traffic',
+  (h) => {
+    test('forward-internal sends public requests to the agent’s internal endpoint; PATCH applies at once; DELETE stops serving', async () => {
+      const api = await h().newAccount();
+      const up = await upstream('service');
+      const session = await agent(h(), api);
+      try {
+        const name = internalName();
+        const listener = await session.httpEndpoint().domain(name).listenAndForward(`http://127.0.0.1:${up.port}`);
+        assert.equal(listener.url(), `https://${name}`);
+        // The internal endpoint is listed with the agent's endpoints, bound internally, once the
+        // live rows are written (they follow the registry's changes; no event says when).
+        let listed: { url: string; bindings: string[]; type: string }[] = [];
+        await waitFor('the internal endpoint to be listed', async () => {
+          listed = (await api.get('/endpoints')).json.endpoints;
+          return listed.length === 1;
+        });
+        assert.deepEqual(
+          listed.map((e) => [e.url, e.type, e.bindings]),
+          [[`https://${name}`, 'ephemeral', ['internal']]],
+        );
+
+        const host = await reservedHost(api);
+        const id = await cloudEndpoint(h(), api, host, policy(`https://${name}`, 'one'));
+        const r = await request(h(), host, '/items?id=7', { method: 'POST', body: 'hello' });
+        assert.equal(r.status, 200, r.text);
+        assert.equal(r.text, 'service /items?id=7');
+        assert.equal(r.headers['x-served-by'], 'cloud endpoint');
+        const seen = up.received.at(-1)!;
+        assert.equal(seen.method, 'POST');
+        assert.equal(seen.body, 'hello');
+        assert.equal(seen.headers['x-cloud'], 'one');
+        assert.equal(seen.headers['x-forwarded-proto'], 'https');
+        assert.equal(seen.headers.host, host);
+
+        // A PATCH of the policy is served without a restart.
+        const patched = await api.patch(`/endpoints/${id}`, { traffic_policy: policy(`https://${name}`, 'two') });
+        assert.equal(patched.status, 200, patched.text);
+        await cloudRead(h(), host, (p) => p?.includes('x-cloud: two') === true, 'the patched policy');
+        assert.equal((await request(h(), host, '/again')).status, 200);
+        assert.equal(up.received.at(-1)!.headers['x-cloud'], 'two');
+
+        // A policy that answers itself needs no internal endpoint.
+        await api.patch(`/endpoints/${id}`, {
+          traffic_policy: 'on_http_request:\n  - actions:\n      - type: deny\n        config:\n          status_code: 451\n',
+        });
+        await cloudRead(h(), host, (p) => p?.includes('451') === true, 'the deny policy');
+        assert.equal((await request(h(), host, '/')).status, 451);
+
+        // A policy that neither answers nor forwards: a clear error page.
+        await api.patch(`/endpoints/${id}`, { traffic_policy: '{"on_http_request": []}' });
+        await cloudRead(h(), host, (p) => p === '{"on_http_request": []}', 'the empty policy');
+        const none = await request(h(), host, '/');
+        assert.equal(none.status, 502);
+        assert.equal(none.headers['ngrok-error-code'], 'ERR_EP_INGRESS_718');
+
+        // DELETE: the name is served by nothing.
+        assert.equal((await api.delete(`/endpoints/${id}`)).status, 204);
+        await cloudRead(h(), host, (p) => p === undefined, 'the deleted cloud endpoint');
+        assert.equal((await request(h(), host, '/')).headers['ngrok-error-code'], 'ERR_NGROK_3200');
+        await listener.close();
+      } finally {
+        await session.close();
+        await up.close();
+      }
+    });
+
+    test('no internal endpoint online: a clear 502 page naming it; one bound later is used at once', async () => {
+      const api = await h().newAccount();
+      const up = await upstream('late');
+      const name = internalName();
+      const host = await reservedHost(api);
+      await cloudEndpoint(h(), api, host, policy(`https://${name}`, 'x'));
+      const offline = await request(h(), host, '/', { headers: { accept: 'text/plain' } });
+      assert.equal(offline.status, 502);
+      assert.equal(offline.headers['ngrok-error-code'], 'ERR_EP_INGRESS_717');
+      assert.match(offline.text, new RegExp(`internal endpoint.*\\(https://${name.replace(/\./g, '\\.')}\\)`));
+      const session = await agent(h(), api);
+      try {
+        await session.httpEndpoint().domain(name).listenAndForward(`http://127.0.0.1:${up.port}`);
+        const r = await request(h(), host, '/now');
+        assert.equal(r.status, 200, r.text);
+        assert.equal(r.text, 'late /now');
+      } finally {
+        await session.close();
+        await up.close();
+      }
+    });
+
+    test('an internal endpoint is not served publicly, and another account’s cloud endpoint cannot reach it', async () => {
+      const owner = await h().newAccount();
+      const stranger = await h().newAccount();
+      const up = await upstream('private');
+      const session = await agent(h(), owner);
+      try {
+        const name = internalName();
+        await session.httpEndpoint().domain(name).listenAndForward(`http://127.0.0.1:${up.port}`);
+        // On the public listeners, by name: no endpoint (HTTPS has no certificate for the name either).
+        for (const scheme of ['https', 'http'] as const) {
+          const direct = await publicRequest(h(), scheme, name);
+          assert.equal(direct.error, 'ERR_NGROK_3200', `${scheme}: ${direct.status}`);
+        }
+        // Another account forwarding to the same internal URL reaches nothing of the owner's.
+        const host = await reservedHost(stranger);
+        await cloudEndpoint(h(), stranger, host, policy(`https://${name}`, 'stranger'));
+        const r = await request(h(), host, '/');
+        assert.equal(r.status, 502);
+        assert.equal(r.headers['ngrok-error-code'], 'ERR_EP_INGRESS_717');
+        assert.equal(up.received.length, 0, 'the owner’s service saw no request');
+        // The stranger may bind the same internal name for itself: internal names are per account.
+        const theirs = await upstream('theirs');
+        const other = await agent(h(), stranger);
+        try {
+          await other.httpEndpoint().domain(name).listenAndForward(`http://127.0.0.1:${theirs.port}`);
+          assert.equal((await request(h(), host, '/')).text, 'theirs /');
+          assert.equal(up.received.length, 0);
+        } finally {
+          await other.close();
+          await theirs.close();
+        }
+      } finally {
+        await session.close();
+        await up.close();
+      }
+    });
+
+    test('binds: the binding internal on a public name, and internal TLS endpoints, are refused with a clear reason', async () => {
+      const api = await h().newAccount();
+      const session = await agent(h(), api);
+      try {
+        const host = await reservedHost(api);
+        await assert.rejects(session.httpEndpoint().domain(host).binding('internal').listen(), /named under \.internal/);
+        await assert.rejects(session.tlsEndpoint().domain(internalName()).listen(), /Internal tls endpoints are not served/);
+        // Explicitly internal, with its binding, is taken.
+        const name = internalName();
+        // listen(false): no local socket of the SDK's own to keep the process alive.
+        const listener = await session.httpEndpoint().domain(name).binding('internal').listen(false);
+        assert.equal(listener.url(), `https://${name}`);
+        await listener.close();
+      } finally {
+        await session.close();
+      }
+    });
+
+    test('precedence: an HTTPS edge on the name first, then the cloud endpoint, then an agent endpoint', async () => {
+      const api = await h().newAccount();
+      const host = await reservedHost(api);
+      const agentUp = await upstream('agent');
+      const session = await agent(h(), api);
+      try {
+        await session.httpEndpoint().domain(host).listenAndForward(`http://127.0.0.1:${agentUp.port}`);
+        assert.equal((await request(h(), host, '/')).text, 'agent /');
+        const id = await cloudEndpoint(
+          h(),
+          api,
+          host,
+          'on_http_request:\n  - actions:\n      - type: custom-response\n        config:\n          status_code: 200\n          content: cloud\n',
+        );
+        assert.equal((await request(h(), host, '/')).text, 'cloud');
+        const backend = await created(api, '/backends/http_response', { body: 'edge', status_code: 200 });
+        const edge = await created(api, '/edges/https', { hostports: [`${host}:443`] });
+        await created(api, `/edges/https/${edge.id}/routes`, { match_type: 'path_prefix', match: '/', backend: { backend_id: backend.id } });
+        await edgesRead(h(), () => h().agents!.edges.httpsEdge(host)?.routes.length === 1, 'the edge');
+        assert.equal((await request(h(), host, '/')).text, 'edge');
+        assert.equal((await api.delete(`/edges/https/${edge.id}`)).status, 204);
+        await edgesRead(h(), () => h().agents!.edges.httpsEdge(host) === undefined, 'the deleted edge');
+        assert.equal((await request(h(), host, '/')).text, 'cloud');
+        assert.equal((await api.delete(`/endpoints/${id}`)).status, 204);
+        await cloudRead(h(), host, (p) => p === undefined, 'the deleted cloud endpoint');
+        assert.equal((await request(h(), host, '/')).text, 'agent /');
+      } finally {
+        await session.close();
+        await agentUp.close();
+      }
+    });
+  },
+  { agents: { heartbeatIntervalMs: 1000 } },
+);
