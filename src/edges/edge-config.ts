@@ -124,6 +124,8 @@ export interface TcpEdge extends StreamEdgeModules {
   accountId: string;
   /** The reserved addresses it serves: `host:port`, and the port listened on. */
   addrs: { addr: string; port: number }[];
+  /** Set when this edge is a TCP cloud endpoint served as one (cloud-endpoints.ts): its URL. */
+  cloud?: { url: string };
 }
 
 export type Backend =
@@ -284,16 +286,19 @@ export async function readAccountEdges(db: ScopedDb, accountId: string): Promise
       mutualTls: mutualTlsOf(modules.get(e.id), caPems),
       tlsTermination: moduleValue(modules.get(e.id), tlsTerminationModule),
     })),
-    tcp: tcpRows.map((e) => ({
-      id: e.id,
-      accountId,
-      addrs: byPosition(tcpAddrs.filter((h) => h.tcp_edge_id === e.id)).flatMap((h) => {
-        const addr = addrById.get(h.reserved_addr_id);
-        return addr ? [{ addr: addr.addr, port: addr.port }] : [];
-      }),
-      ...streamModules(e.id),
-    })),
-    cloud,
+    tcp: tcpRows
+      .map((e): TcpEdge => ({
+        id: e.id,
+        accountId,
+        addrs: byPosition(tcpAddrs.filter((h) => h.tcp_edge_id === e.id)).flatMap((h) => {
+          const addr = addrById.get(h.reserved_addr_id);
+          return addr ? [{ addr: addr.addr, port: addr.port }] : [];
+        }),
+        ...streamModules(e.id),
+      }))
+      // A TCP cloud endpoint is served as a TCP edge of its address.
+      .concat(cloud.tcp),
+    cloud: cloud.http,
     backends,
     ipPolicies,
     endpointConfigurations,

@@ -3,6 +3,8 @@
 // when the backend says so) — and the connection's bytes joined to it both ways. A backend that
 // cannot be reached passes to the next one a failover backend names; when none can, the
 // connection is closed. An HTTP response backend has no meaning on a byte stream and is passed over.
+// A traffic policy's forward-internal sends the connection to the account's internal TCP endpoint
+// instead (a TCP cloud endpoint's only way to a backend).
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
@@ -125,6 +127,20 @@ export function createStreamEdgeServer(options: StreamEdgeOptions): StreamEdgeSe
     return openBackendStream(list, client.addr, { connectTimeoutMs, backendCa: options.backendCa, log, edgeId: edge.id });
   }
 
+  /** A stream to the account's internal endpoint at `url` (an agent's, bound here), or undefined when it is offline. */
+  function connectInternal(edge: StreamEdge, url: string, client: { addr: string }): Duplex | undefined {
+    const target = directory.internal(edge.accountId, url);
+    if (!target) {
+      log.info({ edge_id: edge.id, account_id: edge.accountId, url }, 'edge: forward-internal names an internal endpoint that is not online');
+      return undefined;
+    }
+    try {
+      return target.connect(client.addr);
+    } catch {
+      return undefined;
+    }
+  }
+
   return {
     serve(socket, edge, client) {
       socket.on('error', () => {});
@@ -141,6 +157,8 @@ export function createStreamEdgeServer(options: StreamEdgeOptions): StreamEdgeSe
       if (edge.ipRestriction?.enabled && !ipAllowed(edge.ipRestriction, account.ipPolicies, client.ip)) return refuse('ip_restriction');
       const policy = options.policies.tcp(edge.accountId, edge.id, edge.policy);
       if (policy === 'invalid') return refuse('traffic policy does not compile');
+      // forward-internal: the account's internal TCP endpoint, instead of the edge's backend.
+      let internalUrl: string | undefined;
       if (policy) {
         const conn = policyConnection(socket, edge, client);
         const decision = policy.onConnect(conn);
@@ -159,10 +177,12 @@ export function createStreamEdgeServer(options: StreamEdgeOptions): StreamEdgeSe
           return void socket.destroy();
         }
         socket.once('close', () => policy.onClose(conn));
+        internalUrl = decision.forwardInternal?.url;
       }
       // Nothing is read from the client until its backend is there: its first bytes wait for it.
       socket.pause();
-      connect(account, edge, client).then(
+      const opening = internalUrl === undefined ? connect(account, edge, client) : Promise.resolve(connectInternal(edge, internalUrl, client));
+      opening.then(
         (upstream) => {
           if (!upstream) return refuse('no backend reachable');
           if (socket.destroyed) return void upstream.destroy();

@@ -200,6 +200,8 @@ export async function placeBind(bind: Bind, options: PlaceOptions): Promise<Plac
   const pooling = bind.extra.poolingEnabled;
 
   if (bind.proto === 'tcp') {
+    const internal = internalBind(bind, bind.opts.addr.replace(/:\d*$/, ''));
+    if (internal !== undefined) return placeInternalTcp(bind, acl, options);
     if (!aclAllowsAddress(acl)) throw refusedByAcl('a TCP address (no ACL rule names one; only * allows it)');
     const { host, port, addrId } = await placeAddress(bind.opts.addr, previousUrl, options);
     const url = `tcp://${host}:${port}`;
@@ -269,7 +271,7 @@ function internalBind(bind: Bind, asked: string | undefined): string | undefined
 function placeInternal(bind: Bind, asked: string, acl: string[], options: PlaceOptions): Placement {
   const { settings, session } = options;
   if (bind.proto !== 'http' && bind.proto !== 'https')
-    throw new BindRefused(`Internal ${bind.proto} endpoints are not served: bind an http or https internal endpoint.`, BIND_ERRORS.optionNotServed);
+    throw new BindRefused(`Internal ${bind.proto} endpoints are not served: bind an http, https or tcp internal endpoint.`, BIND_ERRORS.optionNotServed);
   const parsed = parseDomainName(asked, { wildcard: false });
   if (!parsed.ok || parsed.name === 'internal')
     throw new BindRefused(`'${asked}' is not an internal endpoint name such as 'service.internal'.`, BIND_ERRORS.badRequest);
@@ -277,6 +279,32 @@ function placeInternal(bind: Bind, asked: string, acl: string[], options: PlaceO
   if (!aclAllowsName(acl, name)) throw refusedByAcl(`'${name}'`);
   const url = `${bind.proto}://${name}`;
   const live = tunnelRecord(session, bind, idTime(session.id), url, { proto: bind.proto, hostport: `${name}:${bind.proto === 'http' ? 80 : 443}` });
+  return {
+    live,
+    route: internalRouteKey(session.accountId, url),
+    pooling: bind.extra.poolingEnabled,
+    token: tunnelToken(settings.bindKey, session.id, bind.proto, url),
+  };
+}
+
+/**
+ * An internal TCP endpoint (`tcp://svc.internal:5432`, its remote address `svc.internal:5432`): no
+ * reserved address, no port listened on; its route is the binding account's own, which only
+ * forward-internal of that account's TCP cloud endpoints and edges reaches. Its port is part of
+ * its name, so it is required.
+ */
+function placeInternalTcp(bind: Extract<Bind, { proto: 'tcp' }>, acl: string[], options: PlaceOptions): Placement {
+  const { settings, session } = options;
+  const asked = bind.opts.addr;
+  const match = /^([^:]+):(\d{1,5})$/.exec(asked);
+  const port = Number(match?.[2]);
+  const parsed = match ? parseDomainName(match[1]!, { wildcard: false }) : undefined;
+  if (!parsed?.ok || parsed.name === 'internal' || port < 1 || port > 65535)
+    throw new BindRefused(`'${asked.slice(0, 80)}' is not an internal TCP address such as 'service.internal:5432'.`, BIND_ERRORS.badRequest);
+  const name = parsed.name;
+  if (!aclAllowsName(acl, name)) throw refusedByAcl(`'${name}'`);
+  const url = `tcp://${name}:${port}`;
+  const live = tunnelRecord(session, bind, idTime(session.id), url, { proto: 'tcp', hostport: `${name}:${port}` });
   return {
     live,
     route: internalRouteKey(session.accountId, url),

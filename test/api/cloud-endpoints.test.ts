@@ -1,9 +1,11 @@
 // Cloud endpoints through the API, on each store: the shape of one and the list beside the
 // agents' endpoints, URL rules (reserved domain or under a wildcard one, one cloud endpoint per
-// URL, http/https only, no .internal host), the traffic policy check (forward-internal's URL
+// URL, http/https/tcp only, no .internal host), the traffic policy check (forward-internal's URL
 // included), PATCH (policy, URL, description) and DELETE, the in-use rules (a domain a cloud
 // endpoint serves: 446; an IP policy its policy names), an agent's endpoint refused for PATCH and
-// DELETE, other accounts' ids not found, read-only users, and one audit event per change.
+// DELETE, other accounts' ids not found, read-only users, and one audit event per change. TCP
+// cloud endpoints: a reserved address of the account (not a TCP edge's: 409 either way; not
+// deletable while served: 520), an on_tcp_connect policy (forward-internal to tcp://x.internal:port).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { it } from 'node:test';
@@ -25,6 +27,8 @@ function policyRefused(res: { status: number; json: { error_code: string; msg: s
   assert.match(res.json.error_code, /^ERR_EP_22\d\d$/, res.json.msg);
   if (mentions !== undefined) assert.ok(res.json.msg.includes(mentions), `${res.json.msg} should mention ${mentions}`);
 }
+
+const TCP_FORWARD = JSON.stringify({ on_tcp_connect: [{ actions: [{ type: 'forward-internal', config: { url: 'tcp://db.internal:5432' } }] }] });
 
 const unique = () => `${randomBytes(5).toString('hex')}.example.com`;
 const domain = async (api: Api, name: string) => (await created(api, '/reserved_domains', { domain: name })).id as string;
@@ -98,7 +102,6 @@ describeEachStore('cloud endpoints', (h: () => Harness) => {
       [`https://${name}/path`, 'ERR_EP_18001', 'no path'],
       [`https://${name}:8443`, 'ERR_EP_18001', 'names no port but 443'],
       [`https://bad_name!.com`, 'ERR_EP_18001', 'not a domain name'],
-      [`tcp://1.tcp.example.com:10000`, 'ERR_EP_18002', 'tcp endpoint'],
       [`tls://${name}`, 'ERR_EP_18002', 'tls endpoint'],
       [`https://svc.internal`, 'ERR_EP_18005', 'internal'],
       [`https://other.${name}`, 'ERR_EP_18003', `'other.${name}' is not one of this account's reserved domains`],
@@ -219,5 +222,97 @@ describeEachStore('cloud endpoints', (h: () => Harness) => {
     assert.equal((await readOnly.patch(`/endpoints/${e.id}`, { description: 'x' })).status, 403);
     assert.equal((await readOnly.delete(`/endpoints/${e.id}`)).status, 403);
     assert.equal((await readOnly.post('/endpoints', { url: `https://x.${name}`, traffic_policy: FORWARD })).status, 403);
+  });
+
+  it('tcp:// cloud endpoints serve a reserved address of the account with an on_tcp_connect policy; bad URLs and policies are 400', async () => {
+    const api = await h().newAccount();
+    const addr = await created(api, '/reserved_addrs', {});
+    const e = await endpoint(api, { url: `TCP://${String(addr.addr).toUpperCase()}`, traffic_policy: TCP_FORWARD });
+    assert.deepEqual(Object.keys(e).sort(), KEYS);
+    assert.equal(e.url, `tcp://${addr.addr}`);
+    assert.equal(e.public_url, `tcp://${addr.addr}`);
+    assert.equal(e.proto, 'tcp');
+    assert.equal(e.hostport, addr.addr);
+    assert.deepEqual(e.tcp_addr, { id: addr.id, uri: `${h().baseUrl}/reserved_addrs/${addr.id}` });
+    assert.equal(e.domain, null);
+    assert.deepEqual(e.bindings, ['public']);
+    assert.deepEqual((await api.get(`/endpoints/${e.id}`)).json, e);
+    assertError(await api.post('/endpoints', { url: `tcp://${addr.addr}`, traffic_policy: TCP_FORWARD }), 409, 'ERR_EP_18004', e.id);
+
+    const free = await created(api, '/reserved_addrs', {});
+    const [host, port] = String(free.addr).split(':');
+    const other = await h().newAccount();
+    const theirs = await created(other, '/reserved_addrs', {});
+    const cases: [string, number, string, string][] = [
+      [`tcp://${host}`, 400, 'ERR_EP_18001', 'tcp://host:port'],
+      [`tcp://${host}:0`, 400, 'ERR_EP_18001', 'tcp://host:port'],
+      [`tcp://${host}:${port}/x`, 400, 'ERR_EP_18001', 'no path'],
+      [`tcp://db.internal:5432`, 400, 'ERR_EP_18005', 'internal'],
+      [`tcp://${host}:1`, 400, 'ERR_EP_18008', `'${host}:1' is not one of this account's reserved addresses`],
+      [`tcp://${theirs.addr}`, 400, 'ERR_EP_18008', 'POST /reserved_addrs'],
+      [`tls://${host}:443`, 400, 'ERR_EP_18002', 'tls endpoint'],
+    ];
+    for (const [url, status, code, mentions] of cases) assertError(await api.post('/endpoints', { url, traffic_policy: TCP_FORWARD }), status, code, mentions);
+
+    // The policy is checked for TCP: its phase, its actions, forward-internal's tcp URL.
+    const post = (traffic_policy: string) => api.post('/endpoints', { url: `tcp://${free.addr}`, traffic_policy });
+    const connect = (...actions: unknown[]) => JSON.stringify({ on_tcp_connect: [{ actions }] });
+    policyRefused(await post(FORWARD), 'on_http_request');
+    policyRefused(await post(connect({ type: 'forward-internal', config: { url: 'https://svc.internal' } })), 'internal TCP URL');
+    policyRefused(await post(connect({ type: 'forward-internal', config: { url: 'tcp://svc.internal' } })), 'internal TCP URL');
+    policyRefused(await post(connect({ type: 'forward-internal', config: { url: 'tcp://svc.example.com:80' } })), 'internal TCP URL');
+    policyRefused(await post(connect({ type: 'add-headers', config: { headers: { a: 'b' } } })), 'add-headers');
+    policyRefused(await post(connect({ type: 'close-connection', config: { status_code: 403 } })), 'status_code');
+    const full = connect(
+      { type: 'log', config: { metadata: { who: '${conn.client_ip}' } } },
+      { type: 'restrict-ips', config: { deny: ['192.0.2.0/24'] } },
+      { type: 'forward-internal', config: { url: 'tcp://DB.internal:5432', binding: 'internal', on_error: 'halt' } },
+    );
+    const ok = await post(full);
+    assert.equal(ok.status, 201, ok.text);
+    const denying = JSON.stringify({
+      on_tcp_connect: [{ expressions: ["conn.client_ip == '192.0.2.1'"], actions: [{ type: 'deny' }, { type: 'close-connection' }] }],
+    });
+    assert.equal((await api.patch(`/endpoints/${ok.json.id}`, { traffic_policy: denying })).status, 200);
+    // An HTTP policy does not fit a TCP endpoint, nor a TCP one an HTTPS URL.
+    policyRefused(await api.patch(`/endpoints/${ok.json.id}`, { traffic_policy: FORWARD }));
+    const name = unique();
+    await domain(api, name);
+    policyRefused(await api.patch(`/endpoints/${ok.json.id}`, { url: `https://${name}` }), 'on_tcp_connect');
+    const moved = await api.patch(`/endpoints/${ok.json.id}`, { url: `https://${name}`, traffic_policy: FORWARD });
+    assert.equal(moved.status, 200, moved.text);
+    assert.equal(moved.json.tcp_addr, null);
+    assert.equal(moved.json.proto, 'https');
+    assert.equal(moved.json.domain.uri.endsWith('/reserved_domains/' + moved.json.domain.id), true);
+  });
+
+  it('a reserved address a TCP cloud endpoint serves cannot be deleted (520); an edge and an endpoint never share an address (409)', async () => {
+    const api = await h().newAccount();
+    const addr = await created(api, '/reserved_addrs', {});
+    const e = await endpoint(api, { url: `tcp://${addr.addr}`, traffic_policy: TCP_FORWARD });
+    assertError(await api.delete(`/reserved_addrs/${addr.id}`), 409, 'ERR_EP_520', e.id);
+    assertError(await api.post('/edges/tcp', { hostports: [addr.addr] }), 409, 'ERR_EP_18011', e.id);
+    // An endpoint configuration is not attached to it, nor is one with a configuration taken.
+    const tcpConfiguration = (await created(api, '/endpoint_configurations', { type: 'tcp' })).id as string;
+    assertError(await api.patch(`/reserved_addrs/${addr.id}`, { endpoint_configuration_id: tcpConfiguration }), 409, 'ERR_EP_520', e.id);
+    const configured = await created(api, '/reserved_addrs', {});
+    assert.equal((await api.patch(`/reserved_addrs/${configured.id}`, { endpoint_configuration_id: tcpConfiguration })).status, 200);
+    assertError(await api.post('/endpoints', { url: `tcp://${configured.addr}`, traffic_policy: TCP_FORWARD }), 400, 'ERR_EP_18009', configured.id);
+
+    const edged = await created(api, '/reserved_addrs', {});
+    const edge = await created(api, '/edges/tcp', { hostports: [edged.addr] });
+    assertError(await api.post('/endpoints', { url: `tcp://${edged.addr}`, traffic_policy: TCP_FORWARD }), 409, 'ERR_EP_18010', edge.id);
+    assertError(await api.patch(`/endpoints/${e.id}`, { url: `tcp://${edged.addr}` }), 409, 'ERR_EP_18010', edge.id);
+    assertError(await api.patch(`/edges/tcp/${edge.id}`, { hostports: [edged.addr, addr.addr] }), 409, 'ERR_EP_18011');
+
+    // Moved to a free address: the first one is free to go.
+    const next = await created(api, '/reserved_addrs', {});
+    const moved = await api.patch(`/endpoints/${e.id}`, { url: `tcp://${next.addr}` });
+    assert.equal(moved.status, 200, moved.text);
+    assert.equal(moved.json.tcp_addr.id, next.id);
+    assert.equal((await api.delete(`/reserved_addrs/${addr.id}`)).status, 204);
+    assertError(await api.delete(`/reserved_addrs/${next.id}`), 409, 'ERR_EP_520');
+    assert.equal((await api.delete(`/endpoints/${e.id}`)).status, 204);
+    assert.equal((await api.delete(`/reserved_addrs/${next.id}`)).status, 204);
   });
 });

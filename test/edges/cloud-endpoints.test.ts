@@ -3,15 +3,20 @@
 // header, then forward-internal) forwards public HTTPS requests to it, a PATCH of the policy
 // takes effect without a restart, DELETE stops serving. An internal endpoint is reachable through
 // its own account's forward-internal only: never on a public listener, never from another
-// account's cloud endpoint. With no internal endpoint online, a clear error page.
+// account's cloud endpoint. With no internal endpoint online, a clear error page. TCP cloud
+// endpoints likewise: the agent binds `tcp://<name>.internal:<port>`, a `tcp://` cloud endpoint on
+// a reserved address forwards raw connections to it (bytes both ways) or closes them as its
+// on_tcp_connect rules say, and stops listening when deleted.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
+import net, { type AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { waitFor } from '../helpers/assertions.js';
 import { describeEachStore, type Api, type Harness } from '../helpers/harness.js';
-import { agent, created, edgesRead, request, reservedHost, upstream } from './helpers.js';
+import { agent, created, edgesRead, portListening, request, reservedHost, upstream } from './helpers.js';
 
 /** A policy that adds `x-cloud: <tag>` to the request, then forwards it to the internal URL. */
 const policy = (internalUrl: string, tag: string) => `
@@ -51,6 +56,59 @@ function publicRequest(h: Harness, scheme: 'http' | 'https', host: string): Prom
     req.on('error', reject);
     req.end();
   });
+}
+
+/** A TCP service that answers each line with `<name>: <line>`. */
+async function echo(name: string): Promise<{ port: number; close(): Promise<void> }> {
+  const server = net.createServer((socket) => {
+    socket.on('error', () => {});
+    let buffered = '';
+    socket.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      for (let at = buffered.indexOf('\n'); at >= 0; at = buffered.indexOf('\n')) {
+        socket.write(`${name}: ${buffered.slice(0, at)}\n`);
+        buffered = buffered.slice(at + 1);
+      }
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { port: (server.address() as AddressInfo).port, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+/** A line's answer on a new connection to `port`; rejects when the connection is closed first. */
+async function askTcp(port: number, line: string): Promise<string> {
+  const socket = net.connect(port, '127.0.0.1');
+  socket.on('error', () => {});
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      let got = '';
+      socket.on('data', (chunk: Buffer) => {
+        got += chunk.toString();
+        if (got.includes('\n')) resolve(got.trim());
+      });
+      socket.once('close', () => reject(new Error(`closed before an answer (got '${got}')`)));
+      socket.write(`${line}\n`);
+    });
+  } finally {
+    socket.destroy();
+  }
+}
+
+/** An on_tcp_connect policy: `before` rules, then forward-internal to `url`. */
+const tcpPolicy = (url: string, ...before: unknown[]) =>
+  JSON.stringify({ on_tcp_connect: [...before, { actions: [{ type: 'forward-internal', config: { url } }] }] });
+
+/** Resolves once this instance serves the TCP cloud endpoint on `port` with a policy satisfying `check` (undefined: none). */
+function tcpRead(h: Harness, port: number, check: (policy: string | undefined) => boolean, what: string): Promise<void> {
+  return edgesRead(
+    h,
+    () => {
+      const edge = h.agents!.edges.tcpEdge(port);
+      return check(edge?.cloud && edge.policy?.kind === 'traffic_policy' ? edge.policy.value : undefined);
+    },
+    what,
+  );
 }
 
 const internalName = () => `svc-${randomBytes(4).toString('hex')}.internal`;
@@ -247,6 +305,112 @@ describeEachStore(
       } finally {
         await session.close();
         await agentUp.close();
+      }
+    });
+
+    test('a tcp:// cloud endpoint forwards raw connections to the agent’s internal TCP endpoint; its on_tcp_connect rules close others; DELETE stops listening', async () => {
+      const api = await h().newAccount();
+      const service = await echo('db');
+      const session = await agent(h(), api);
+      try {
+        const name = internalName();
+        const listener = await session.tcpEndpoint().remoteAddr(`${name}:5432`).listenAndForward(`tcp://127.0.0.1:${service.port}`);
+        assert.equal(listener.url(), `tcp://${name}:5432`);
+        let listed: { url: string; bindings: string[]; tcp_addr: unknown }[] = [];
+        await waitFor('the internal TCP endpoint to be listed', async () => {
+          listed = (await api.get('/endpoints')).json.endpoints;
+          return listed.length === 1;
+        });
+        assert.deepEqual(
+          listed.map((e) => [e.url, e.bindings, e.tcp_addr]),
+          [[`tcp://${name}:5432`, ['internal'], null]],
+        );
+
+        const addr = await created(api, '/reserved_addrs', {});
+        const port = Number(String(addr.addr).split(':')[1]);
+        const forward = tcpPolicy(`tcp://${name}:5432`, { actions: [{ type: 'log', config: { metadata: { via: 'cloud' } } }] });
+        const e = await created(api, '/endpoints', { url: `tcp://${addr.addr}`, traffic_policy: forward });
+        await portListening(h(), port);
+        assert.equal(await askTcp(port, 'select 1'), 'db: select 1');
+        assert.equal(await askTcp(port, 'x'.repeat(100_000)), `db: ${'x'.repeat(100_000)}`);
+
+        // restrict-ips, then deny on an expression: each closes the connection, and says which rule did.
+        const restricted = tcpPolicy(`tcp://${name}:5432`, { name: 'only far', actions: [{ type: 'restrict-ips', config: { allow: ['192.0.2.0/24'] } }] });
+        assert.equal((await api.patch(`/endpoints/${e.id}`, { traffic_policy: restricted })).status, 200);
+        await tcpRead(h(), port, (p) => p === restricted, 'the restricting policy');
+        await assert.rejects(askTcp(port, 'hello'), /closed before an answer/);
+        const denying = tcpPolicy(`tcp://${name}:5432`, { name: 'not local', expressions: ["conn.client_ip == '127.0.0.1'"], actions: [{ type: 'deny' }] });
+        assert.equal((await api.patch(`/endpoints/${e.id}`, { traffic_policy: denying })).status, 200);
+        await tcpRead(h(), port, (p) => p === denying, 'the denying policy');
+        await assert.rejects(askTcp(port, 'hello'), /closed before an answer/);
+        const refused = h().logs.filter((l) => l.msg === 'edge: connection refused by its traffic policy' && l.edge_id === e.id);
+        assert.deepEqual(
+          refused.map((l) => l.rule),
+          ['only far', 'not local'],
+        );
+
+        // DELETE: the port is no longer listened on.
+        assert.equal((await api.delete(`/endpoints/${e.id}`)).status, 204);
+        await edgesRead(h(), () => !h().agents!.edgePorts.isListening(port), 'the port to close');
+        const closed = net.connect(port, '127.0.0.1');
+        const [err] = (await once(closed, 'error')) as [NodeJS.ErrnoException];
+        assert.equal(err.code, 'ECONNREFUSED');
+        await listener.close();
+      } finally {
+        await session.close();
+        await service.close();
+      }
+    });
+
+    test('a tcp:// cloud endpoint whose internal TCP endpoint is offline, or another account’s, closes the connection', async () => {
+      const owner = await h().newAccount();
+      const stranger = await h().newAccount();
+      const service = await echo('private');
+      const session = await agent(h(), owner);
+      try {
+        const name = internalName();
+        await session.tcpEndpoint().remoteAddr(`${name}:6379`).binding('internal').listenAndForward(`tcp://127.0.0.1:${service.port}`);
+        const addr = await created(stranger, '/reserved_addrs', {});
+        const port = Number(String(addr.addr).split(':')[1]);
+        const e = await created(stranger, '/endpoints', { url: `tcp://${addr.addr}`, traffic_policy: tcpPolicy(`tcp://${name}:6379`) });
+        await portListening(h(), port);
+        await assert.rejects(askTcp(port, 'hello'), /closed before an answer/);
+        assert.ok(
+          h().logs.some((l) => l.msg === 'edge: forward-internal names an internal endpoint that is not online' && l.edge_id === e.id),
+          'the offline internal endpoint is logged',
+        );
+        // The stranger binds the name for itself: its own service answers.
+        const theirs = await echo('theirs');
+        const other = await agent(h(), stranger);
+        try {
+          await other.tcpEndpoint().remoteAddr(`${name}:6379`).listenAndForward(`tcp://127.0.0.1:${theirs.port}`);
+          assert.equal(await askTcp(port, 'hello'), 'theirs: hello');
+        } finally {
+          await other.close();
+          await theirs.close();
+        }
+      } finally {
+        await session.close();
+        await service.close();
+      }
+    });
+
+    test('binds: an internal TCP endpoint needs its port, and the binding internal needs an .internal name', async () => {
+      const api = await h().newAccount();
+      const session = await agent(h(), api);
+      try {
+        const addr = await created(api, '/reserved_addrs', {});
+        await assert.rejects(
+          session
+            .tcpEndpoint()
+            .remoteAddr(addr.addr as string)
+            .binding('internal')
+            .listen(false),
+          /named under \.internal/,
+        );
+        await assert.rejects(session.tcpEndpoint().remoteAddr(internalName()).listen(false), /not an internal TCP address/);
+      } finally {
+        await session.close();
       }
     });
   },

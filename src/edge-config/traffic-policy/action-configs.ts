@@ -20,6 +20,7 @@ import {
   RateWindow,
   Regex,
   StatusCode,
+  TcpInternalUrl,
   ValueExpression,
 } from './config-values.js';
 
@@ -107,8 +108,17 @@ const HTTP_CONFIGS = {
   'forward-internal': Config({ url: InternalUrl, binding: Type.Optional(OneOf(['internal'])), on_error: Type.Optional(OneOf(['halt'])) }),
 };
 
-/** On a TCP edge deny takes no config: an empty one, or none. */
-const TCP_CONFIGS = { ...SHARED_CONFIGS, deny: Config({}, { [EMPTY_ON]: 'a TCP edge' }) };
+/**
+ * On a TCP edge deny and close-connection take no config: an empty one, or none. forward-internal
+ * (a traffic_policy document's on_tcp_connect only) sends the connection to the account's internal
+ * TCP endpoint, `tcp://<name>.internal:<port>`.
+ */
+const TCP_CONFIGS = {
+  ...SHARED_CONFIGS,
+  deny: Config({}, { [EMPTY_ON]: 'a TCP edge' }),
+  'close-connection': Config({}, { [EMPTY_ON]: 'a TCP edge' }),
+  'forward-internal': Config({ url: TcpInternalUrl, binding: Type.Optional(OneOf(['internal'])), on_error: Type.Optional(OneOf(['halt'])) }),
+};
 
 const checksOf = (schemas: Record<string, TSchema>): Record<string, ConfigCheck> =>
   Object.fromEntries(Object.entries(schemas).map(([type, schema]) => [type, configCheck(schema)]));

@@ -126,3 +126,18 @@ export function internalUrlProblem(value: string, at: string): string | undefine
 
 /** A forward-internal target: an internal endpoint's URL. */
 export const InternalUrl = Refined(NonBlank(), (value, at) => internalUrlProblem(value, at));
+
+/**
+ * The problem with a forward-internal URL of a TCP connection, or nothing: `tcp://name.internal:port`
+ * (an agent's internal TCP endpoint; its port is part of its name, so it is required).
+ */
+export function tcpInternalUrlProblem(value: string, at: string): string | undefined {
+  const match = /^tcp:\/\/([^/:?#@]+):(\d{1,5})$/i.exec(value.trim());
+  const host = match?.[1]!.toLowerCase();
+  if (!match || Number(match[2]) < 1 || Number(match[2]) > 65535 || !host!.endsWith('.internal') || host!.startsWith('*') || host === '.internal')
+    return `has '${at}' '${clip(value, 80)}', which is not an internal TCP URL such as tcp://service.internal:5432`;
+  return undefined;
+}
+
+/** A forward-internal target of a TCP connection: an internal TCP endpoint's URL. */
+export const TcpInternalUrl = Refined(NonBlank(), (value, at) => tcpInternalUrlProblem(value, at));

@@ -46,7 +46,8 @@ const HTTP_RESPONSE_ACTIONS = ['add-headers', 'compress-response', 'custom-respo
 export const PROTOCOLS: Record<PolicyProtocol, ProtocolSpec> = {
   tcp: protocolSpec(TCP_CHECKS, {
     directions: { inbound: { env: 'tcp', actions: ['deny', 'log', 'restrict-ips'] }, outbound: { env: 'tcp', actions: ['log'] } },
-    phases: { on_tcp_connect: { env: 'tcp', actions: ['deny', 'log', 'restrict-ips'] } },
+    // forward-internal and close-connection: a traffic_policy document's only, as on HTTP.
+    phases: { on_tcp_connect: { env: 'tcp', actions: ['close-connection', 'deny', 'forward-internal', 'log', 'restrict-ips'] } },
   }),
   // The policy module's inbound runs on requests and its outbound on responses, as the document's two phases do.
   http: protocolSpec(HTTP_CHECKS, {

@@ -342,9 +342,15 @@ function forwardInternal(_ctx: ActionContext, config: Config | null): CompiledAc
   return { type: 'forward-internal', run: () => ({ forward: target }) };
 }
 
+/** close-connection (on_tcp_connect): the connection is closed, as deny closes it on a TCP edge. */
+function closeConnection(): CompiledAction {
+  return { type: 'close-connection', run: () => ({ respond: plainAnswer(403) }) };
+}
+
 const ACTIONS: Record<string, (ctx: ActionContext, config: Config | null) => CompiledAction> = {
   log,
   deny,
+  'close-connection': closeConnection,
   'restrict-ips': restrictIps,
   'custom-response': customResponse,
   'add-headers': addHeaders,

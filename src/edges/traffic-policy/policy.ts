@@ -228,7 +228,7 @@ export function compileTcpPolicy(module: PolicyModule, deps: PolicyDeps): TcpPol
     if (phase.rules.length === 0) return { kind: 'allow' };
     const result = runPhase(phase, stateFor(phase, { conn, now: clock() }));
     if (result instanceof Promise) throw new Error('traffic policy: an action of the TCP phase is asynchronous');
-    if (result.kind === 'continue') return { kind: 'allow' };
+    if (result.kind === 'continue') return result.forwardInternal ? { kind: 'allow', forwardInternal: result.forwardInternal } : { kind: 'allow' };
     if (result.kind === 'respond') return { kind: 'deny', rule: result.response.rule, action: result.response.action };
     return result;
   };

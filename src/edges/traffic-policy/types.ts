@@ -67,7 +67,9 @@ export type ResponseDecision =
   | { kind: 'respond'; response: Refusal }
   | PolicyError;
 
-export type ConnectDecision = { kind: 'allow' } | { kind: 'deny'; rule: string; action: string } | PolicyError;
+export type ConnectDecision =
+  /** Go on to the backend; `forwardInternal`: to the account's internal TCP endpoint at this URL instead (forward-internal). */
+  { kind: 'allow'; forwardInternal?: { url: string; rule: string } } | { kind: 'deny'; rule: string; action: string } | PolicyError;
 
 export interface HttpPolicy {
   /** Whether a jwt-validation action reads tokens from the body: the ingress then buffers it into PolicyRequest.body. */

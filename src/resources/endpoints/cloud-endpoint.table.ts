@@ -8,13 +8,15 @@ export interface CloudEndpointsTable {
   metadata: string;
   created_at: string;
   updated_at: string;
-  /** `https://name`: scheme and lower-case host, no port; unique across accounts. */
+  /** `https://name` (scheme and lower-case host, no port) or `tcp://host:port`; unique across accounts. */
   url: string;
-  /** `https` or `http`. */
+  /** `https`, `http` or `tcp`. */
   proto: string;
   hostport: string;
-  /** The reserved domain the URL's host is, or is under (a wildcard). */
-  domain_id: string;
+  /** The reserved domain the URL's host is, or is under (a wildcard); null for a TCP endpoint. */
+  domain_id: string | null;
+  /** A TCP endpoint's reserved address (migration 0023); null for the others. */
+  tcp_addr_id: string | null;
   /** The traffic policy document as sent (YAML or JSON). */
   traffic_policy: string;
   /** JSON list of strings. */
@@ -23,7 +25,7 @@ export interface CloudEndpointsTable {
 }
 
 /** A row of the view `endpoints`: a cloud endpoint, or a live agent's (`ephemeral`), under one set of columns. */
-export interface EndpointsView extends Omit<CloudEndpointsTable, 'bindings' | 'domain_id'> {
+export interface EndpointsView extends Omit<CloudEndpointsTable, 'bindings' | 'domain_id' | 'tcp_addr_id'> {
   type: 'cloud' | 'ephemeral';
   domain_id: string | null;
   tcp_addr_id: string | null;

@@ -4,9 +4,11 @@
 // view `endpoints` (migration 0022), writes to the table `cloud_endpoints`.
 //
 // A cloud endpoint's URL is https://name or http://name, where name is a reserved domain of the
-// account or a name under one of its wildcard domains; one cloud endpoint per URL; its traffic
-// policy is checked as an HTTP edge's traffic_policy document is, plus forward-internal; the IP
-// policies its restrict-ips actions name are kept in module_refs, so deleting one is refused.
+// account or a name under one of its wildcard domains, or tcp://host:port, a reserved address of
+// the account that no TCP edge serves (and no endpoint configuration has); one cloud endpoint per
+// URL; its traffic policy is checked as an HTTP (or TCP) edge's traffic_policy document is, plus
+// forward-internal; the IP policies its restrict-ips actions name are kept in module_refs, so
+// deleting one is refused, as is deleting the reserved domain or address it serves.
 import { describedChanges, describedColumns } from '../../core/schema.js';
 import type { RequestContext } from '../../core/context.js';
 import { rfc3339 } from '../../core/time.js';
@@ -32,12 +34,27 @@ interface CloudUrl {
   hostport: string;
 }
 
-/** A cloud endpoint's URL read: `https://name` or `http://name` (its default port allowed), or the 400 that says why not. */
+/** The policy protocol a cloud endpoint's traffic policy is checked for. */
+const policyProtocol = (proto: string) => (proto === 'tcp' ? 'tcp' : 'http');
+
+/** A TCP cloud endpoint's URL read: `tcp://host:port`, its port required (it is the reserved address's). */
+function readTcpUrl(value: string, host: string, port: string | undefined): CloudUrl {
+  if (port === undefined || Number(port) < 1 || Number(port) > 65535)
+    throw endpointErrors.endpointUrlInvalid({ value, problem: 'a tcp cloud endpoint URL is tcp://host:port, the addr of a reserved address' });
+  if (!/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i.test(host)) throw endpointErrors.endpointUrlInvalid({ value, problem: `'${host.slice(0, 80)}' is not a host name` });
+  const name = host.toLowerCase();
+  if (name === 'internal' || name.endsWith('.internal')) throw endpointErrors.endpointInternalUrl({ value });
+  const hostport = `${name}:${Number(port)}`;
+  return { url: `tcp://${hostport}`, proto: 'tcp', host: name, hostport };
+}
+
+/** A cloud endpoint's URL read: `https://name` or `http://name` (its default port allowed), or `tcp://host:port`; or the 400 that says why not. */
 export function readCloudUrl(value: string): CloudUrl {
   const match = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#:]*)(?::(\d{1,5}))?\/?$/.exec(value.trim());
   if (!match) throw endpointErrors.endpointUrlInvalid({ value, problem: 'it must be a scheme, :// and a host name, with no path, query or credentials' });
   const scheme = match[1]!.toLowerCase();
-  if (scheme === 'tcp' || scheme === 'tls') throw endpointErrors.endpointProtocolNotServed({ value, scheme });
+  if (scheme === 'tls') throw endpointErrors.endpointProtocolNotServed({ value, scheme });
+  if (scheme === 'tcp') return readTcpUrl(value, match[2]!, match[3]);
   const port = DEFAULT_PORTS[scheme];
   if (port === undefined) throw endpointErrors.endpointUrlInvalid({ value, problem: `its scheme '${scheme}' is not https or http` });
   if (match[3] !== undefined && Number(match[3]) !== port)
@@ -69,6 +86,27 @@ async function domainFor(db: ScopedDb, value: string, host: string): Promise<str
     if (row) return row.id;
   }
   throw endpointErrors.endpointDomainNotReserved({ value, host });
+}
+
+/**
+ * The account's reserved address a TCP cloud endpoint serves, locked (as a TCP edge locks the
+ * addresses it claims, so that an edge and an endpoint claiming one address are serialized), or
+ * the refusal: not reserved (400), with an endpoint configuration (400), served by a TCP edge (409).
+ */
+async function addrFor(db: ScopedDb, value: string, hostport: string): Promise<string> {
+  const [addr] = await db.select('reserved_addrs', { addr: hostport }, { lock: 'update' });
+  if (!addr) throw endpointErrors.endpointAddrNotReserved({ value, addr: hostport });
+  if (addr.endpoint_configuration_id !== null) throw endpointErrors.endpointAddrHasConfiguration({ value, id: addr.id });
+  const [served] = await db.select('tcp_edge_hostports', { reserved_addr_id: addr.id });
+  if (served) throw endpointErrors.endpointAddrServedByEdge({ value, edge: served.tcp_edge_id });
+  return addr.id;
+}
+
+/** What a URL is served under: its reserved domain, or (tcp) its reserved address. */
+async function servedUnder(db: ScopedDb, value: string): Promise<Pick<CloudEndpointsTable, 'domain_id' | 'tcp_addr_id'>> {
+  const url = readCloudUrl(value);
+  if (url.proto === 'tcp') return { domain_id: null, tcp_addr_id: await addrFor(db, value, url.hostport) };
+  return { domain_id: await domainFor(db, value, url.host), tcp_addr_id: null };
 }
 
 /** No other cloud endpoint of the account serves `url` (another account's is the unique index's 409). */
@@ -124,13 +162,21 @@ export const endpointDefinition = defineResource({
       notFound: (id) => endpointErrors.endpointDomainNotReserved({ value: id, host: id }),
       onDelete: 'restrict',
     },
+    // A TCP endpoint's reserved address, likewise (the address's 520).
+    {
+      in: 'column',
+      column: 'tcp_addr_id',
+      kinds: ['reserved_addr'],
+      notFound: (id) => endpointErrors.endpointAddrNotReserved({ value: id, addr: id }),
+      onDelete: 'restrict',
+    },
     { in: 'rows', kinds: ['ip_policy'], table: 'module_refs', column: 'target_id', referrer: 'owner_id' },
   ],
 
   prepare(ctx: RequestContext, body) {
     const url = readCloudUrl(body.url);
     // Checked before the transaction: a document that does not compile is refused without one.
-    checkTrafficPolicyDocument(body.traffic_policy, 'http');
+    checkTrafficPolicyDocument(body.traffic_policy, policyProtocol(url.proto));
     const now = rfc3339(ctx.now);
     return {
       row: {
@@ -139,8 +185,9 @@ export const endpointDefinition = defineResource({
         url: url.url,
         proto: url.proto,
         hostport: url.hostport,
-        // Chosen in the transaction (allocate), where the domain is locked against deletion.
-        domain_id: '',
+        // Chosen in the transaction (allocate), where the domain or address is locked against deletion.
+        domain_id: null,
+        tcp_addr_id: null,
         traffic_policy: body.traffic_policy,
         bindings: checkBindings(body.bindings),
         pooling_enabled: body.pooling_enabled ? 1 : 0,
@@ -154,10 +201,8 @@ export const endpointDefinition = defineResource({
       const url = readCloudUrl(body.url);
       Object.assign(changes, { url: url.url, proto: url.proto, hostport: url.hostport });
     }
-    if (body.traffic_policy != null) {
-      checkTrafficPolicyDocument(body.traffic_policy, 'http');
-      changes.traffic_policy = body.traffic_policy;
-    }
+    // The document is checked in beforeUpdate, for the protocol of the URL the endpoint will have.
+    if (body.traffic_policy != null) changes.traffic_policy = body.traffic_policy;
     if (body.bindings != null) changes.bindings = checkBindings(body.bindings);
     if (body.pooling_enabled != null) changes.pooling_enabled = body.pooling_enabled ? 1 : 0;
     return changes;
@@ -189,15 +234,19 @@ export const endpointDefinition = defineResource({
 
   hooks: {
     async allocate(db, _ctx, row) {
-      return { domain_id: await domainFor(db, row.url, readCloudUrl(row.url).host) };
+      return servedUnder(db, row.url);
     },
     async beforeCreate(db, _ctx, row) {
       await checkUrlFree(db, row.url, row.id);
     },
     async beforeUpdate(db, _ctx, current, changes) {
+      // A new document, or a new URL of another protocol, is checked for the endpoint's protocol from now on.
+      const proto = changes.proto ?? current.proto;
+      if (changes.traffic_policy !== undefined || proto !== current.proto)
+        checkTrafficPolicyDocument(changes.traffic_policy ?? current.traffic_policy, policyProtocol(proto));
       if (changes.url !== undefined && changes.url !== current.url) {
-        // The changes are written as they are left here: the new URL's domain with them.
-        changes.domain_id = await domainFor(db, changes.url, readCloudUrl(changes.url).host);
+        // The changes are written as they are left here: the new URL's domain or address with them.
+        Object.assign(changes, await servedUnder(db, changes.url));
         await checkUrlFree(db, changes.url, current.id);
       }
     },

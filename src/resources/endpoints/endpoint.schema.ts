@@ -16,7 +16,7 @@ export const Endpoint = Type.Object(
     region: Type.String({ description: '`global` for a cloud endpoint; the agent session’s region for an agent’s' }),
     created_at: Timestamp,
     updated_at: Timestamp,
-    url: Type.String({ description: 'the URL the endpoint serves: `https://name`' }),
+    url: Type.String({ description: 'the URL the endpoint serves: `https://name`, `http://name` or `tcp://host:port`' }),
     public_url: Type.String(),
     proto: Type.String({ description: 'http, https, tcp or tls' }),
     hostport: Type.String({ description: 'host:port it is served on' }),
@@ -35,9 +35,15 @@ export const Endpoint = Type.Object(
 
 export const EndpointCreate = Body({
   ...DescribedCreate,
-  url: Type.String({ maxLength: 300, description: 'https://name or http://name; the name is a reserved domain of the account, or under a wildcard one' }),
+  url: Type.String({
+    maxLength: 300,
+    description:
+      'https://name or http://name (the name is a reserved domain of the account, or under a wildcard one), or tcp://host:port (a reserved address of the account)',
+  }),
   type: Type.Optional(StringEnum(['cloud'], { description: '`cloud` (the default): only cloud endpoints are made through the API' })),
-  traffic_policy: Type.String({ description: 'a traffic policy document (YAML or JSON, at most 256 KiB): on_http_request, on_http_response' }),
+  traffic_policy: Type.String({
+    description: 'a traffic policy document (YAML or JSON, at most 256 KiB): on_http_request, on_http_response; on_tcp_connect for a tcp:// URL',
+  }),
   bindings: Type.Optional(Bindings),
   pooling_enabled: Type.Optional(Type.Boolean()),
 });

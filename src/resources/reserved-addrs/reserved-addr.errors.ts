@@ -11,8 +11,8 @@ export const reservedAddrCatalogue = {
   reservedAddrInUse: entry<{ id: string; edges: readonly string[] }>(
     520,
     409,
-    'The reserved address is still served by an edge.',
-    (a) => `reserved address ${a.id} is served by ${shortList(a.edges)}; remove it from the edge's hostports or delete the edge first.`,
+    'The reserved address is still served by an edge or a cloud endpoint.',
+    (a) => `reserved address ${a.id} is served by ${shortList(a.edges)}; remove it from the edge's hostports, or delete the edge or cloud endpoint, first.`,
   ),
 } as const;
 

@@ -103,6 +103,9 @@ export function reservedAddrDefinition(settings: DomainSettings, across: CrossAc
         // An edge serves only addresses without a configuration; the row is locked, so no edge claims it meanwhile.
         const served = await db.select('tcp_edge_hostports', { reserved_addr_id: current.id });
         if (served.length > 0) throw reservedAddrErrors.reservedAddrInUse({ id: current.id, edges: served.map((s) => s.tcp_edge_id) });
+        // Nor does a TCP cloud endpoint.
+        const endpoints = await db.select('cloud_endpoints', { tcp_addr_id: current.id });
+        if (endpoints.length > 0) throw reservedAddrErrors.reservedAddrInUse({ id: current.id, edges: endpoints.map((e) => e.id) });
       },
     },
 

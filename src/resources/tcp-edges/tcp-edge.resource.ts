@@ -8,6 +8,7 @@ import { edgeSchemas, hostportEdge, type HostportKind } from '../../edge-config/
 import { hostportErrors } from '../../edge-config/hostports/hostport.errors.js';
 import { backendModule, ipRestrictionModule, policyModule, trafficPolicyModule } from '../../edge-config/modules/edge-modules.js';
 import { tcpEdgeCatalogue, tcpEdgeErrors } from './tcp-edge.errors.js';
+import { endpointErrors } from '../endpoints/endpoint.errors.js';
 
 const TCP_EDGE_MODULES = [backendModule, ipRestrictionModule, policyModule('tcp'), trafficPolicyModule('tcp')];
 
@@ -44,6 +45,9 @@ async function claimHostports(db: ScopedDb, edgeId: string, hostports: readonly 
   const served = await db.select('tcp_edge_hostports', { reserved_addr_id: ids });
   const other = served.find((s) => s.tcp_edge_id !== edgeId);
   if (other) throw hostportErrors.hostportInUse({ value: addrs.find((a) => a.id === other.reserved_addr_id)!.addr, edge: other.tcp_edge_id });
+  // Nor may a TCP cloud endpoint serve it (the rows are locked: an endpoint claiming one waits for us).
+  const [endpoint] = await db.select('cloud_endpoints', { tcp_addr_id: ids });
+  if (endpoint) throw endpointErrors.hostportServedByEndpoint({ value: addrs.find((a) => a.id === endpoint.tcp_addr_id)!.addr, endpoint: endpoint.id });
   await db.delete('tcp_edge_hostports', { tcp_edge_id: edgeId });
   await db.insert(
     'tcp_edge_hostports',
