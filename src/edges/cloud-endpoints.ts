@@ -5,7 +5,7 @@
 // account's internal endpoint), then its response phase. Its route has no backend: a request its
 // policy neither answers nor forwards is answered with an error page.
 import type { ScopedDb } from '../db/scoped.js';
-import type { HttpsEdge } from './edge-config.js';
+import type { HttpsEdge } from './edge-model.js';
 
 export interface CloudEndpoint {
   id: string;
