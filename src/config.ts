@@ -6,7 +6,7 @@ import { parseCidr } from './lib/ip/cidr.js';
 import { parseDomainName } from './lib/dns/names.js';
 import { parseResolverAddress } from './lib/dns/resolver.js';
 import { withoutCredentials } from './lib/http/url.js';
-import { OAUTH_PROVIDERS, type OAuthProvider } from './edge-config/modules/sign-in-modules.js';
+import { OAUTH_PROVIDERS, type OAuthProvider } from './core/oauth-providers.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 

@@ -2,9 +2,16 @@
 // sessions and tunnels this process holds (for the API's lists and the many-instance records), the
 // targets public connections are sent to, and the commands the API sends to an agent. Types only.
 import type { Duplex } from 'node:stream';
-import type { AgentEndpointModules } from '../edges/agent-options.js';
 
 export type EndpointProto = 'http' | 'https' | 'tcp' | 'tls';
+
+/**
+ * What an agent's Bind asked its endpoint to enforce. Empty here: edges/agent-options.ts fills it
+ * in by declaration merging, as the kinds fill in the store's `Database`, so that core imports
+ * nothing above it.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled in by declaration merging (edges/agent-options.ts)
+export interface EndpointModules {}
 
 /** An agent session held by this process, as the API shows it. */
 export interface LiveSession {
@@ -76,7 +83,7 @@ export interface TunnelTarget {
    * A bound endpoint's: its id, the reserved domain or address it is on (whose endpoint
    * configuration applies), and the modules its Bind asked for (none: served as it is).
    */
-  endpoint?: { id: string; domainId?: string; tcpAddrId?: string; modules?: AgentEndpointModules };
+  endpoint?: { id: string; domainId?: string; tcpAddrId?: string; modules?: EndpointModules };
   /**
    * A stream to the agent for one public connection: its bytes go to the agent's upstream and
    * back. `clientAddr` is the public client's `ip:port`. Throws when the session has ended.

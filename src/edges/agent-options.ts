@@ -20,7 +20,7 @@ import { checkTrafficPolicyDocument } from '../edge-config/traffic-policy/traffi
 import type { Bind, HttpEndpoint, IpRestriction, OAuth, Oidc } from '../lib/agent-proto/messages.js';
 import { parseCidr } from '../lib/ip/cidr.js';
 import type { Sealer } from '../lib/crypto/sealer.js';
-import type { CircuitBreakerModule, HeadersModule, PolicyModule, RouteModules, UserAgentFilterModule } from './edge-config.js';
+import type { CircuitBreakerModule, HeadersModule, PolicyModule, RouteModules, UserAgentFilterModule } from './edge-model.js';
 
 /** An agent's CIDR lists, as ngrok applies them: a deny match refuses; with allow CIDRs, only a match passes. */
 export interface AgentIpRestriction {
@@ -49,6 +49,12 @@ export type AgentEndpointModules = Pick<
   ipRestriction?: AgentIpRestriction;
   identity: AgentIdentityModules;
 };
+
+declare module '../core/live-agents.js' {
+  /** A live tunnel's endpoint carries what its Bind asked for: these modules. */
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- the members come from AgentEndpointModules
+  interface EndpointModules extends AgentEndpointModules {}
+}
 
 /** Why a Bind's options are refused: `unserved` (edgeplane cannot do it: named) or `invalid` (a value that is not valid). */
 export class BindOptionRefused extends Error {

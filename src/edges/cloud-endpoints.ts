@@ -10,7 +10,7 @@
 // (tunnels/edge-ports.ts) and its on_tcp_connect rules run per connection (ingress/edge-stream.ts);
 // a connection its policy does not forward (forward-internal) is closed.
 import type { ScopedDb } from '../db/scoped.js';
-import type { HttpsEdge, TcpEdge } from './edge-config.js';
+import type { HttpsEdge, TcpEdge } from './edge-model.js';
 
 export interface CloudEndpoint {
   id: string;

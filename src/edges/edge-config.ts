@@ -2,7 +2,6 @@
 // read from the store in one go (edges, their hostports, routes, modules, the backends and IP
 // policies they name), rebuilt when the account's configuration changes (edge-directory.ts). No
 // request reads the store: everything a request needs is here.
-import type { Static, TSchema } from '@sinclair/typebox';
 import type { ScopedDb } from '../db/scoped.js';
 import {
   backendModule,
@@ -21,41 +20,28 @@ import {
   webhookVerificationModule,
   websocketTcpConverterModule,
 } from '../edge-config/modules/route-modules.js';
-import { oauthModule, oidcModule, samlModule, type OAuthValue, type OidcValue, type SamlValue } from '../edge-config/modules/sign-in-modules.js';
+import { oauthModule, oidcModule, samlModule } from '../edge-config/modules/sign-in-modules.js';
 import type { EndpointPolicy } from '../edge-config/traffic-policy/traffic-policy.js';
 import type { Sealer } from '../lib/crypto/sealer.js';
 import { readModules, type ModuleDefinition, type StoredModule } from '../crud/modules.js';
-import type { TunnelTarget } from '../core/live-agents.js';
 import { readEndpointConfigurations, type EndpointConfigurations } from './endpoint-configurations.js';
 import { readCloudEndpoints, type CloudEndpoint } from './cloud-endpoints.js';
+import type {
+  Backend,
+  HttpsEdge,
+  HttpsRoute,
+  IpPolicyRules,
+  IpRestrictionModule,
+  OAuthModule,
+  PolicyModule,
+  RouteModules,
+  StreamEdgeModules,
+  TcpEdge,
+  TlsEdge,
+  ValueOf,
+} from './edge-model.js';
 
-type ValueOf<M> = M extends ModuleDefinition<infer _R, infer S extends TSchema> ? Static<S> : never;
-
-export type BackendModule = ValueOf<typeof backendModule>;
-/** Declared by hand: the module's stored shape has a computed key, which TypeBox types loosely. */
-export interface IpRestrictionModule {
-  enabled: boolean;
-  ip_policy_ids: string[];
-}
-export type TlsTerminationModule = ValueOf<typeof tlsTerminationModule>;
-export type HeadersModule = ValueOf<typeof requestHeadersModule>;
-export type CircuitBreakerModule = ValueOf<typeof circuitBreakerModule>;
-export type UserAgentFilterModule = ValueOf<typeof userAgentFilterModule>;
-export type SwitchModule = ValueOf<typeof compressionModule>;
-
-/** Either form of an edge's traffic policy, as stored. */
-export type PolicyModule = { kind: 'traffic_policy'; enabled: boolean; value: string } | { kind: 'policy'; value: EndpointPolicy };
-
-export type OAuthModule = OAuthValue;
-export type OidcModule = OidcValue;
-export type SamlModule = SamlValue;
-
-/** The webhook verification module as the edge reads it. */
-export interface WebhookVerificationModule {
-  enabled: boolean;
-  provider: string;
-  secret: string;
-}
+export type * from './edge-model.js';
 
 // The sign-in modules' definitions, to read their stored values with: reading checks the stored
 // shape and seals nothing, so their sealer is one that refuses to be used.
@@ -65,82 +51,6 @@ const refuse = (): never => {
 const readOnly = { seal: refuse, open: refuse, derive: refuse } as unknown as Sealer;
 const webhookVerification = webhookVerificationModule('webhook_verification');
 const signInModules = { oauth: oauthModule(readOnly), oidc: oidcModule(readOnly), saml: samlModule(readOnly) };
-
-export interface RouteModules {
-  backend?: BackendModule;
-  ipRestriction?: IpRestrictionModule;
-  circuitBreaker?: CircuitBreakerModule;
-  compression?: SwitchModule;
-  requestHeaders?: HeadersModule;
-  responseHeaders?: HeadersModule;
-  userAgentFilter?: UserAgentFilterModule;
-  websocketTcpConverter?: SwitchModule;
-  policy?: PolicyModule;
-  /** Sign-in (sign-in/gate.ts): one of the three at most. */
-  oauth?: OAuthModule;
-  oidc?: OidcModule;
-  saml?: SamlModule;
-  webhookVerification?: WebhookVerificationModule;
-}
-
-export type RouteMatchType = 'exact_path' | 'path_prefix';
-
-export interface HttpsRoute {
-  id: string;
-  edgeId: string;
-  matchType: RouteMatchType;
-  match: string;
-  modules: RouteModules;
-}
-
-export interface HttpsEdge {
-  id: string;
-  accountId: string;
-  /** The reserved domains it serves, lower case. */
-  hosts: string[];
-  routes: HttpsRoute[];
-  mutualTls?: { enabled: boolean; caPems: string[] };
-  tlsTermination?: TlsTerminationModule;
-  /** Set when this edge is a cloud endpoint served as one (cloud-endpoints.ts): its scheme and URL. */
-  cloud?: { scheme: 'http' | 'https'; url: string };
-}
-
-export interface StreamEdgeModules {
-  backend?: BackendModule;
-  ipRestriction?: IpRestrictionModule;
-  policy?: PolicyModule;
-}
-
-export interface TlsEdge extends StreamEdgeModules {
-  id: string;
-  accountId: string;
-  hosts: string[];
-  mutualTls?: { enabled: boolean; caPems: string[] };
-  tlsTermination?: TlsTerminationModule;
-}
-
-export interface TcpEdge extends StreamEdgeModules {
-  id: string;
-  accountId: string;
-  /** The reserved addresses it serves: `host:port`, and the port listened on. */
-  addrs: { addr: string; port: number }[];
-  /** Set when this edge is a TCP cloud endpoint served as one (cloud-endpoints.ts): its URL. */
-  cloud?: { url: string };
-}
-
-export type Backend =
-  | { kind: 'tunnel_group'; id: string; labels: Record<string, string> }
-  | { kind: 'http_response'; id: string; status: number; headers: Record<string, string>; body: string }
-  | { kind: 'static_address'; id: string; host: string; port: number; tls: boolean }
-  | { kind: 'failover'; id: string; backends: string[] }
-  | { kind: 'weighted'; id: string; backends: { id: string; weight: number }[] }
-  /** An agent's endpoint served through the edge pipeline (agent-endpoints.ts): its own tunnel. */
-  | { kind: 'agent_endpoint'; id: string; target: TunnelTarget };
-
-export interface IpPolicyRules {
-  allow: string[];
-  deny: string[];
-}
 
 export interface AccountEdges {
   accountId: string;

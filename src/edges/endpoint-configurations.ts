@@ -7,7 +7,7 @@ import type { ScopedDb } from '../db/scoped.js';
 import { ipPolicyModule } from '../edge-config/modules/edge-modules.js';
 import { circuitBreakerModule, compressionModule, requestHeadersModule, responseHeadersModule } from '../edge-config/modules/route-modules.js';
 import type { AgentIdentityModules } from './agent-options.js';
-import type { CircuitBreakerModule, HeadersModule, IpRestrictionModule, SwitchModule, TlsTerminationModule } from './edge-config.js';
+import type { CircuitBreakerModule, HeadersModule, IpRestrictionModule, SwitchModule, TlsTerminationModule } from './edge-model.js';
 
 /** The modules of one endpoint configuration, as agent endpoints on its domain or address enforce them. */
 export interface EndpointConfigurationModules {

@@ -26,7 +26,7 @@ import type { CompiledPolicies } from '../edges/policies.js';
 import { rawSignInAnswer, sendSignInAnswer, withSignIn, type SignInDecision, type SignInGate } from '../edges/sign-in/gate.js';
 import type { HttpPolicy, PolicyConnection, PolicyRequest, Refusal as PolicyRefusal } from '../edges/traffic-policy/index.js';
 import { matchRoute, normalizeTarget } from '../edges/routes.js';
-import { EDGE_ERRORS, INGRESS_ERRORS, rawErrorResponse, sendError, type IngressError } from './errors.js';
+import { EDGE_ERRORS, INGRESS_ERRORS, rawErrorResponse, sendError, type IngressError } from '../edges/errors.js';
 import { openBackendStream } from './edge-stream.js';
 import { joinStreams } from '../lib/stream/join.js';
 import { classify, clientAddress, plainIp, forwardedHeaders, returnedHeaders } from './forwarding.js';

@@ -5,7 +5,7 @@
 import type http from 'node:http';
 import type net from 'node:net';
 import type { Duplex } from 'node:stream';
-import { INGRESS_ERRORS, type IngressError } from './errors.js';
+import { INGRESS_ERRORS, type IngressError } from '../edges/errors.js';
 
 export type Scheme = 'http' | 'https';
 

@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { IngressDirectory, TunnelTarget } from '../core/live-agents.js';
 import { CircuitBreakers } from '../edges/circuit-breaker.js';
 import { createEdgeHttp, type IngressEdges } from './edge-http.js';
-import { INGRESS_ERRORS, rawErrorResponse, sendError, type IngressError } from './errors.js';
+import { INGRESS_ERRORS, rawErrorResponse, sendError, type IngressError } from '../edges/errors.js';
 import { AgentConnectError, asSocket, classify, clientAddress, forwardedHeaders, hostOf, returnedHeaders, type Scheme } from './forwarding.js';
 
 export { clientAddress, forwardedHeaders, hostOf, type Scheme } from './forwarding.js';

@@ -5,6 +5,7 @@
 import { randomBytes, webcrypto } from 'node:crypto';
 import { Type, type Static, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
 import { errors } from '../../core/errors.js';
+import { OAUTH_PROVIDERS, type OAuthProvider } from '../../core/oauth-providers.js';
 import { newId } from '../../core/ids.js';
 import { BoundedString } from '../../core/schema.js';
 import { defineModule } from '../../crud/modules.js';
@@ -90,8 +91,6 @@ const checkScopes = (field: string, scopes: readonly string[] = []) => checkEach
 // ---------------------------------------------------------------------------------------------
 // OAuth
 
-export const OAUTH_PROVIDERS = ['github', 'facebook', 'microsoft', 'google', 'linkedin', 'gitlab', 'twitch', 'amazon'] as const;
-export type OAuthProvider = (typeof OAUTH_PROVIDERS)[number];
 /** Lists only GitHub has: who may sign in by team or organization membership. */
 const GITHUB_LISTS = ['teams', 'organizations'] as const;
 

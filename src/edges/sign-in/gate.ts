@@ -9,7 +9,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { OAuthValue, OidcValue, SamlValue } from '../../edge-config/modules/sign-in-modules.js';
 import type { Sealer } from '../../lib/crypto/sealer.js';
-import { EDGE_ERRORS, errorBody, type IngressError } from '../../ingress/errors.js';
+import { EDGE_ERRORS, errorBody, type IngressError } from '../errors.js';
 import type { HttpsEdge, HttpsRoute } from '../edge-config.js';
 import {
   CALLBACK_PATH,

@@ -4,7 +4,7 @@
 // classified (unreachable, timed out, answered garbage), for the sign-in's error page.
 import http from 'node:http';
 import https from 'node:https';
-import { EDGE_ERRORS, type IngressError } from '../../ingress/errors.js';
+import { EDGE_ERRORS, type IngressError } from '../errors.js';
 
 /** The longest answer read from an identity provider. */
 const MAX_ANSWER_BYTES = 1024 * 1024;

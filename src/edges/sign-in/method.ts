@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { OAuthValue, OidcValue, SamlValue } from '../../edge-config/modules/sign-in-modules.js';
 import type { HttpsRoute } from '../edge-config.js';
-import type { IngressError } from '../../ingress/errors.js';
+import type { IngressError } from '../errors.js';
 import type { Sealer } from '../../lib/crypto/sealer.js';
 import type { Identity, PendingSignIn, Session, SignInCookies, SignInMethodName } from './session.js';
 

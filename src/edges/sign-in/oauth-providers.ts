@@ -3,7 +3,7 @@
 // to another host — GitHub Enterprise Server, a self-hosted GitLab, or a test's stand-in: each
 // endpoint keeps its path under the new base (GitHub's API goes to `<base>/api/v3`, as on
 // GitHub Enterprise Server).
-import type { OAuthProvider } from '../../edge-config/modules/sign-in-modules.js';
+import type { OAuthProvider } from '../../core/oauth-providers.js';
 import type { Identity } from './session.js';
 
 /** A user as a provider describes them: the identity, and GitHub's organizations and teams. */

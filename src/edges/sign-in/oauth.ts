@@ -2,8 +2,9 @@
 // providers (oauth-providers.ts), through openid-client; then the provider's API says who the
 // user is, and the module's lists say whether they may sign in.
 import * as client from 'openid-client';
-import type { OAuthProvider, OAuthProviderValue, OAuthValue } from '../../edge-config/modules/sign-in-modules.js';
-import { EDGE_ERRORS } from '../../ingress/errors.js';
+import type { OAuthProvider } from '../../core/oauth-providers.js';
+import type { OAuthProviderValue, OAuthValue } from '../../edge-config/modules/sign-in-modules.js';
+import { EDGE_ERRORS } from '../errors.js';
 import { IdpError, idpFailure } from './idp-http.js';
 import { callbackUrl, type SignInContext, type SignInFailure, type SignInMethod, type SignInResult } from './method.js';
 import { oauthProvider, type OAuthProviderSpec, type ProviderUser } from './oauth-providers.js';

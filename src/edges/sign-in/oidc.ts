@@ -3,7 +3,7 @@
 // (signature, issuer, audience, expiry, nonce) before anyone is signed in.
 import * as client from 'openid-client';
 import type { OidcValue } from '../../edge-config/modules/sign-in-modules.js';
-import { EDGE_ERRORS } from '../../ingress/errors.js';
+import { EDGE_ERRORS } from '../errors.js';
 import { idpFailure } from './idp-http.js';
 import { callbackUrl, type SignInContext, type SignInFailure, type SignInMethod, type SignInResult } from './method.js';
 import type { IdpFetch } from './oauth.js';

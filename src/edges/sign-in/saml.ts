@@ -5,7 +5,7 @@
 // checks it and sends the browser back here, to the handoff path, with a sealed handoff token;
 // the gate then ends the sign-in against its state cookie, asks `authorize`, and sets the session.
 import type { SamlValue } from '../../edge-config/modules/sign-in-modules.js';
-import { EDGE_ERRORS, type IngressError } from '../../ingress/errors.js';
+import { EDGE_ERRORS, type IngressError } from '../errors.js';
 import type { SignInContext, SignInFailure, SignInMethod, SignInStep } from './method.js';
 import { authnRequestUrl, newRequestId, sealRelayState } from './saml-protocol.js';
 import type { Identity, PendingSignIn } from './session.js';

@@ -1,6 +1,7 @@
 // The answers public ingress gives itself, instead of the agent's upstream: ngrok's error codes,
 // in an `ngrok-error-code` header and in the body, as an HTML page for browsers and text otherwise.
-// docs/ingress.md lists them.
+// docs/ingress.md lists them. Kept with the edges, below the listeners, because the edges' sign-in
+// answers with them as the listeners do.
 import type http from 'node:http';
 
 export interface IngressError {
