@@ -2,9 +2,10 @@
 // account's cloud endpoints beside the endpoints its live agents bound (`live_endpoints`), under
 // the same columns, so that one page, ordered by id, holds both.
 //
-// A cloud endpoint's URL is unique across accounts (its host is a reserved domain, which is);
-// its reserved domain cannot be deleted while it serves it (the API's in-use rule, and the
-// reference here).
+// A cloud endpoint's URL is unique across accounts (its host is a reserved domain, or its address a
+// reserved address, which are); the reserved domain or address it serves cannot be deleted while
+// it serves it (the API's in-use rule, and the references here). An HTTP(S) endpoint has a domain
+// and no address, a TCP one an address and no domain.
 import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../dialects/dialect.js';
 import { idType } from './types.js';
@@ -26,7 +27,8 @@ export function cloudEndpoints(dialect: Dialect) {
         .addColumn('url', 'text', (c) => c.notNull())
         .addColumn('proto', 'text', (c) => c.notNull())
         .addColumn('hostport', 'text', (c) => c.notNull())
-        .addColumn('domain_id', id, (c) => c.notNull().references('reserved_domains.id'))
+        .addColumn('domain_id', id, (c) => c.references('reserved_domains.id'))
+        .addColumn('tcp_addr_id', id, (c) => c.references('reserved_addrs.id'))
         // The document as sent (YAML or JSON), checked when it was set.
         .addColumn('traffic_policy', 'text', (c) => c.notNull())
         // A JSON list of strings: ["public"].
@@ -36,12 +38,13 @@ export function cloudEndpoints(dialect: Dialect) {
       await db.schema.createIndex('cloud_endpoints_account_id_id_idx').on('cloud_endpoints').columns(['account_id', 'id']).execute();
       await db.schema.createIndex('cloud_endpoints_url_key').on('cloud_endpoints').column('url').unique().execute();
       await db.schema.createIndex('cloud_endpoints_domain_id_idx').on('cloud_endpoints').column('domain_id').execute();
+      await db.schema.createIndex('cloud_endpoints_tcp_addr_id_idx').on('cloud_endpoints').column('tcp_addr_id').execute();
 
       // The agents' endpoints have no description, policy or bindings of their own: '' and null,
       // which the API shows as the published API does (`bindings` from the name).
       await sql`
         create view endpoints as
-          select id, account_id, 'cloud' as type, url, proto, hostport, domain_id, null as tcp_addr_id, null as tunnel_id,
+          select id, account_id, 'cloud' as type, url, proto, hostport, domain_id, tcp_addr_id, null as tunnel_id,
                  'global' as region, description, metadata, traffic_policy, bindings, pooling_enabled, created_at, updated_at
             from cloud_endpoints
           union all

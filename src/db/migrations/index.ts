@@ -23,7 +23,6 @@ import { credentials } from './0019-credentials.js';
 import { liveAgents } from './0020-live-agents.js';
 import { configRevisions } from './0021-config-revisions.js';
 import { cloudEndpoints } from './0022-cloud-endpoints.js';
-import { cloudTcpEndpoints } from './0023-cloud-tcp-endpoints.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -51,7 +50,6 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0020-live-agents': liveAgents(dialect),
         '0021-config-revisions': configRevisions(dialect),
         '0022-cloud-endpoints': cloudEndpoints(dialect),
-        '0023-cloud-tcp-endpoints': cloudTcpEndpoints(dialect),
       };
     },
   };

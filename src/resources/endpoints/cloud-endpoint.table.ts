@@ -15,7 +15,7 @@ export interface CloudEndpointsTable {
   hostport: string;
   /** The reserved domain the URL's host is, or is under (a wildcard); null for a TCP endpoint. */
   domain_id: string | null;
-  /** A TCP endpoint's reserved address (migration 0023); null for the others. */
+  /** A TCP endpoint's reserved address; null for the others. */
   tcp_addr_id: string | null;
   /** The traffic policy document as sent (YAML or JSON). */
   traffic_policy: string;
