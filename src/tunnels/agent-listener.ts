@@ -297,6 +297,7 @@ async function serveRequest(request: AgentRequest, stream: MuxadoStream, info: A
     settings: ctx.binds,
     session: { id: info.id, accountId: info.accountId, credentialId: info.credentialId },
     tcpPortFree: (port: number) => ctx.tcp.isFree(port),
+    tcpPortBindable: (port: number) => ctx.tcp.bindable(port),
     counts: { session: registry.tunnelsOf(info.id).length, account: registry.tunnelCount(info.accountId) },
   };
   try {

@@ -176,6 +176,8 @@ export interface PlaceOptions {
   session: BindingSession;
   /** Whether a TCP port is free to listen on here (bound by no tunnel and no other program). */
   tcpPortFree: (port: number) => boolean;
+  /** Whether a port of the pool can be listened on now (no other program holds it); a pool pick skips one that cannot. */
+  tcpPortBindable?: (port: number) => Promise<boolean>;
   /** The tunnels this session and account hold now. */
   counts: { session: number; account: number };
 }
@@ -360,7 +362,7 @@ async function placeAddress(asked: string, previousUrl: string | undefined, opti
     const port = range.from + randomInt(range.to - range.from + 1);
     if (!options.tcpPortFree(port)) continue;
     const taken = await readAcrossAccounts(store, (reader) => reader.selectFrom('reserved_addrs').select('id').where('port', '=', port).executeTakeFirst());
-    if (!taken) return { host: range.host, port };
+    if (!taken && (await (options.tcpPortBindable?.(port) ?? true))) return { host: range.host, port };
   }
   throw new BindRefused('No free TCP address is left in the pool.', BIND_ERRORS.unavailable);
 }

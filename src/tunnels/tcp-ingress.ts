@@ -31,6 +31,20 @@ export class TcpIngress {
     return !this.ports.has(port);
   }
 
+  /**
+   * Whether `port` can be listened on now: free here, and held by no other socket of the machine
+   * (a program's listener, or an outgoing connection's local port, which the pool's range shares
+   * with the system's ephemeral ports). A probe listens and closes at once.
+   */
+  bindable(port: number): Promise<boolean> {
+    if (!this.isFree(port)) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const probe = net.createServer();
+      probe.once('error', () => resolve(false));
+      probe.listen({ host: this.options.host, port, exclusive: true }, () => probe.close(() => resolve(true)));
+    });
+  }
+
   /** Listens for a tunnel: each connection a stream to the agent. */
   listen(port: number, target: TunnelTarget): Promise<() => void> {
     const { log } = this.options;

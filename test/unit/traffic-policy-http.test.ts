@@ -477,10 +477,13 @@ on_http_response:
   });
 });
 
-describe('TCP stays as it was', () => {
-  it('knows only deny, log and restrict-ips, in the tcp environment', () => {
+describe('TCP keeps its own actions and variables', () => {
+  it('knows only close-connection, deny, forward-internal, log and restrict-ips, in the tcp environment', () => {
     for (const type of ['custom-response', 'compress-response', 'rate-limit'])
-      assert.match(fails(tcp(inbound(action(type))), 2201), new RegExp(`action type '${type}' does not exist; the types here are deny, log, restrict-ips\\.$`));
+      assert.match(
+        fails(tcp(inbound(action(type))), 2201),
+        new RegExp(`action type '${type}' does not exist; the types here are close-connection, deny, forward-internal, log, restrict-ips\\.$`),
+      );
     assert.match(fails(tcp({ inbound: [{ name: 'r', expressions: ['req.method == "GET"'], actions: [action('deny')] }] }), 2200), /unknown variable 'req'/);
     assert.match(
       fails(tcp({ inbound: [{ name: 'r', expressions: ['conn.Geo.CountryCode == "BR"'], actions: [action('deny')] }] }), 2200),

@@ -156,7 +156,10 @@ describe('checkEndpointPolicy (the policy module)', () => {
 
   it('2201: an unknown action type, listing the TCP types', () => {
     const error = throwsApiError(policy(inbound(rule({ actions: [{ type: 'custom-response' }] }))), 2201);
-    assert.match(error.message, /rule 'r1': action type 'custom-response' does not exist; the types here are deny, log, restrict-ips/);
+    assert.match(
+      error.message,
+      /rule 'r1': action type 'custom-response' does not exist; the types here are close-connection, deny, forward-internal, log, restrict-ips/,
+    );
   });
 
   it('2202: deny is not allowed outbound', () => {
