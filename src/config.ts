@@ -10,6 +10,9 @@ import { OAUTH_PROVIDERS, type OAuthProvider } from './core/oauth-providers.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
+/** The level the data plane's access-log lines are written at, or off (EDGEPLANE_ACCESS_LOG). */
+export type AccessLogSetting = 'info' | 'debug' | 'off';
+
 /** What an instance runs: the HTTP API, the background job runner, or both. */
 export type RunMode = 'api' | 'worker' | 'all';
 
@@ -41,6 +44,8 @@ export interface Config {
   agentListen?: { host: string; port: number; tls?: { cert: string; key: string } };
   /** Where public clients reach agents' endpoints: HTTPS and TLS on one port, plain HTTP on another; undefined: off. */
   ingress: { https?: { host: string; port: number }; http?: { host: string; port: number }; tcpHost: string; signIn?: SignInConfig };
+  /** The level of the line each public request or connection leaves in the log, or off. */
+  accessLog: AccessLogSetting;
 }
 
 /** OAuth providers moved to another host, and the server's own OAuth application per provider (set only when configured). */
@@ -211,6 +216,11 @@ export const SETTINGS = {
     '--oauth-default-clients',
     "comma-separated provider=client-id:client-secret pairs: the server's own OAuth application, for oauth modules that name no client_id",
   ],
+  accessLog: [
+    'EDGEPLANE_ACCESS_LOG',
+    '--access-log',
+    'level of the line each public request or connection leaves: info (default), debug (written only at EDGEPLANE_LOG_LEVEL=debug) or off',
+  ],
   dnsListen: ['EDGEPLANE_DNS_LISTEN', '--dns-listen', 'host:port of the built-in authoritative DNS server, UDP and TCP, e.g. 0.0.0.0:53 (off when unset)'],
 } as const;
 
@@ -230,6 +240,7 @@ export class ConfigError extends Error {
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const RUN_MODES: readonly RunMode[] = ['api', 'worker', 'all'];
+const ACCESS_LOG_SETTINGS: readonly AccessLogSetting[] = ['info', 'debug', 'off'];
 
 /** Settings from the environment, then overridden by whatever `flags` carries. */
 export function readSettings(env: NodeJS.ProcessEnv, flags: RawSettings = {}): RawSettings {
@@ -316,6 +327,9 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
   const bootstrapSwitch = (raw.bootstrap ?? 'on').toLowerCase();
   if (!['on', 'off'].includes(bootstrapSwitch)) problems.push(`EDGEPLANE_BOOTSTRAP must be 'on' or 'off'; got '${raw.bootstrap}'`);
 
+  const accessLog = (raw.accessLog ?? 'info').toLowerCase() as AccessLogSetting;
+  if (!ACCESS_LOG_SETTINGS.includes(accessLog)) problems.push(`EDGEPLANE_ACCESS_LOG must be one of ${ACCESS_LOG_SETTINGS.join(', ')}; got '${raw.accessLog}'`);
+
   const runMode = (raw.runMode ?? 'all').toLowerCase() as RunMode;
   if (!RUN_MODES.includes(runMode)) problems.push(`EDGEPLANE_RUN_MODE must be one of ${RUN_MODES.join(', ')}; got '${raw.runMode}'`);
 
@@ -376,6 +390,7 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
     ...(raw.metricsToken && { metricsToken: raw.metricsToken }),
     ...(agentListen && { agentListen }),
     ingress: { ...ingress, ...(signIn && { signIn }) },
+    accessLog,
   };
 }
 

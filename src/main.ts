@@ -112,8 +112,10 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       masterKey,
       sealer: deps.sealer,
       commands: deps.sessionCommands,
+      // The data plane's traffic joins GET /metrics.
+      metrics: app.metrics.registry,
       agents: { host: agentListen.host, port: agentListen.port, tls: agentTls, ...(options.agents && { tuning: options.agents }) },
-      ingress: { ...config.ingress, certificates: { dataDir: config.dataDir, defaultCertificate: localCertificate } },
+      ingress: { ...config.ingress, accessLog: config.accessLog, certificates: { dataDir: config.dataDir, defaultCertificate: localCertificate } },
     });
     say(`agents dial in at ${hostPort(dataPlane.agentAddress)} (TLS)`);
     if (dataPlane.httpsAddress) say(`public HTTPS and TLS endpoints on ${hostPort(dataPlane.httpsAddress)}`);

@@ -26,6 +26,8 @@ export interface AgentStreamEdge extends StreamEdgeModules {
 
 /** What the pipeline needs of an agent endpoint beside its synthetic edge. */
 export interface AgentEndpointView {
+  /** The endpoint's id (the tunnel's, for a tunnel without one): what its traffic is counted and logged under. */
+  endpointId: string;
   /** The account as its backend and IP policies are resolved: the snapshot's, with the endpoint's own tunnel as backend. */
   account: AccountEdges;
   scheme: AgentScheme | 'tcp' | 'tls';
@@ -89,6 +91,7 @@ function viewOf(
   const ipAllowed = agentIpCheck(modules?.ipRestriction);
   const basicAuth = modules?.basicAuth;
   return {
+    endpointId: target.endpoint?.id ?? target.tunnelId,
     account: {
       accountId: target.accountId,
       https: [],

@@ -9,6 +9,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { pipeline, type Duplex } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Logger } from 'pino';
@@ -31,6 +32,7 @@ import { openBackendStream } from './edge-stream.js';
 import { joinStreams } from '../lib/stream/join.js';
 import { classify, clientAddress, plainIp, forwardedHeaders, returnedHeaders } from './forwarding.js';
 import type { StreamEdgeServer } from './edge-stream.js';
+import { Traffic, type Visit } from './traffic-metrics.js';
 
 export interface EdgeHttpTuning {
   /** Milliseconds to connect to a static address (default 10 s); past it the next backend is tried, or 504. */
@@ -71,6 +73,8 @@ export interface EdgeHttpOptions {
   /** More CAs to trust for static address backends with TLS (default: Node's). */
   backendCa?: string;
   signIn: SignInGate;
+  /** Where requests are counted (refusals, upstream latency) and logged (default: counted, published nowhere). */
+  traffic?: Traffic;
 }
 
 /** A request the route's checks let through: what it carries to its backend. */
@@ -108,12 +112,16 @@ interface Refusal {
   detail?: string;
   /** Headers the answer carries (a 401's challenge). */
   headers?: Record<string, string>;
+  /** The route that refused, when the request matched one. */
+  route?: HttpsRoute;
 }
 
 /** An admitted request with its client's request and response. */
 interface Exchange extends Admitted {
   req: http.IncomingMessage;
   res: http.ServerResponse;
+  /** The request as it is counted and logged: its route and backend are told to it. */
+  visit: Visit;
 }
 
 const pairs = (flat: string[]): [string, string][] => {
@@ -258,12 +266,13 @@ class StaticAgents {
 export interface EdgeHttp {
   /** Closes the idle connections kept toward static addresses. */
   close(): void;
-  handle(req: http.IncomingMessage, res: http.ServerResponse, edge: HttpsEdge): void;
-  upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer, edge: HttpsEdge): void;
+  handle(req: http.IncomingMessage, res: http.ServerResponse, edge: HttpsEdge, visit: Visit): void;
+  upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer, edge: HttpsEdge, visit: Visit): void;
 }
 
 export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
   const { edges, directory, log, breakers } = options;
+  const traffic = options.traffic ?? new Traffic();
   const tuning = { ...EDGE_HTTP_DEFAULTS, ...options.tuning };
   const staticAgents = new StaticAgents(options.backendCa);
 
@@ -284,7 +293,8 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       { edge_id: at.edge.id, route_id: at.route?.id, account_id: at.edge.accountId, client_ip: at.client.ip, code: error.code, why },
       'edge: request refused',
     );
-    return { refused: error, ...(detail !== undefined && { detail }), ...(headers && { headers }) };
+    traffic.refused(error.code);
+    return { refused: error, ...(detail !== undefined && { detail }), ...(headers && { headers }), ...(at.route && { route: at.route }) };
   }
 
   /** The route and the checks that need no upstream: the request as it will go on, or why it may not. */
@@ -351,6 +361,7 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       },
       'edge: request answered by its traffic policy',
     );
+    if (refusal.status >= 400) traffic.refusedByPolicy(refusal.action);
     const headers = refusal.headers.filter(([name]) => name.toLowerCase() !== 'content-length');
     headers.push(['Content-Length', String(Buffer.byteLength(refusal.body))]);
     if (!x.res.headersSent) x.res.writeHead(refusal.status, headers.flat());
@@ -371,6 +382,7 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
     const body = 'res' in x ? await readBody(x.req, MAX_WEBHOOK_BODY_BYTES) : Buffer.alloc(0);
     if (!body) {
       if ('res' in x) x.res.shouldKeepAlive = false;
+      traffic.refused(EDGE_ERRORS.webhookBodyTooLarge.code);
       return EDGE_ERRORS.webhookBodyTooLarge;
     }
     x.body = body;
@@ -384,7 +396,9 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       { edge_id: x.edge.id, route_id: x.route.id, account_id: x.edge.accountId, client_ip: x.client.ip, provider: module.provider, why: verdict.reason },
       'edge: webhook verification refused the request',
     );
-    return refusalStatusOf(module.provider) === 401 ? EDGE_ERRORS.webhookUnauthorized : EDGE_ERRORS.webhookRefused;
+    const refused = refusalStatusOf(module.provider) === 401 ? EDGE_ERRORS.webhookUnauthorized : EDGE_ERRORS.webhookRefused;
+    traffic.refused(refused.code);
+    return refused;
   }
 
   /**
@@ -520,6 +534,7 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
         path: x.target,
         headers: x.headers.flat(),
       });
+      const sentAt = performance.now();
       let connected = !connect;
       let settled = false;
       const settle = (error: boolean) => {
@@ -580,6 +595,7 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       });
       upstream.on('response', (head) => {
         clearTimeout(timer);
+        traffic.answered(x.visit.kind, sentAt);
         const status = head.statusCode ?? 502;
         answer(x, status, head.statusMessage, pairs(returnedHeaders(head)), head);
         head.once('end', () => settle(status >= 500));
@@ -599,6 +615,8 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
     let last: { error: IngressError; detail?: string } = { error: x.edge.cloud ? EDGE_ERRORS.policyNotForwarded : EDGE_ERRORS.noBackend };
     for (const c of list) {
       const label = { backend_id: c.backendId, edge_id: x.edge.id, route_id: x.route.id };
+      // An agent endpoint's backend is its tunnel (`agent:<tunnel id>`): logged as the tunnel.
+      x.visit.sentTo(c.kind, c.backendId.startsWith('agent:') ? c.backendId.slice('agent:'.length) : c.backendId);
       if (c.kind === 'response') {
         x.breaker?.record(c.status >= 500);
         const headers = Object.entries(c.headers).map(([n, v]): [string, string] => [n, v]);
@@ -636,10 +654,11 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
   return {
     close: () => staticAgents.close(),
 
-    handle(req, res, edge) {
+    handle(req, res, edge, visit) {
       const admitted = admit(req, edge);
-      if ('signIn' in admitted) return sendSignInAnswer(req, res, admitted.signIn, () => this.handle(req, res, edge));
+      if ('signIn' in admitted) return sendSignInAnswer(req, res, admitted.signIn, () => this.handle(req, res, edge, visit));
       if ('refused' in admitted) {
+        if (visit.kind === 'edge' && admitted.route) visit.route = admitted.route.id;
         if (admitted.refused.status >= 500) res.shouldKeepAlive = false;
         const scheme = schemeOf(edge);
         return sendError(req, res, admitted.refused, `${scheme}://${String(req.headers.host ?? '').toLowerCase()}`, admitted.detail, admitted.headers);
@@ -651,7 +670,9 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
         res.shouldKeepAlive = false;
         return sendError(req, res, EDGE_ERRORS.websocketOnly, admitted.url);
       }
-      const x: Exchange = { ...admitted, req, res };
+      // An agent's or a cloud endpoint's one route is made here: only an edge's route is the API's to name.
+      if (visit.kind === 'edge') visit.route = admitted.route.id;
+      const x: Exchange = { ...admitted, req, res, visit };
       const onward = async () => {
         const goes = await beforeBackend(x, (answer) => {
           x.req.resume();
@@ -668,21 +689,25 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       });
     },
 
-    upgrade(req, socket, head, edge) {
+    upgrade(req, socket, head, edge, visit) {
       // Answered with raw bytes: node:http no longer reads this connection.
       const fail = (error: IngressError, detail?: string, headers?: Record<string, string>) => {
+        visit.status = error.status;
         socket.on('error', () => {});
         const scheme = schemeOf(edge);
         socket.end(rawErrorResponse(error, `${scheme}://${String(req.headers.host ?? '').toLowerCase()}`, req.headers.accept, detail, headers));
       };
       const admitted = admit(req, edge, true);
-      if ('signIn' in admitted) return rawSignInAnswer(socket, admitted.signIn, () => this.upgrade(req, socket, head, edge));
+      if ('signIn' in admitted) return rawSignInAnswer(socket, admitted.signIn, () => this.upgrade(req, socket, head, edge, visit));
+      if (visit.kind === 'edge' && 'route' in admitted && admitted.route) visit.route = admitted.route.id;
       if ('refused' in admitted) return fail(admitted.refused, admitted.detail, admitted.headers);
       // One object through it all: the policy and the request headers module change its target and headers.
-      const x = { ...admitted, req };
+      const x = { ...admitted, req, visit };
       void beforeBackend(x, (answer) => {
         if ('error' in answer) return fail(answer.error, answer.detail);
         const refusal = answer.policy;
+        visit.status = refusal.status;
+        if (refusal.status >= 400) traffic.refusedByPolicy(refusal.action);
         socket.on('error', () => {});
         let text = `HTTP/1.1 ${refusal.status} ${http.STATUS_CODES[refusal.status] ?? 'Error'}\r\n`;
         for (const [name, value] of refusal.headers) if (name.toLowerCase() !== 'content-length') text += `${name}: ${value}\r\n`;
@@ -700,12 +725,19 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
     },
   };
 
-  async function convertWebSocket(x: Admitted, req: http.IncomingMessage, socket: Duplex, head: Buffer, fail: (error: IngressError) => void): Promise<void> {
+  async function convertWebSocket(
+    x: Admitted & { visit: Visit },
+    req: http.IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    fail: (error: IngressError) => void,
+  ): Promise<void> {
     const stream = await openBackendStream(x.candidates, x.client.addr, {
       connectTimeoutMs: tuning.connectTimeoutMs,
       backendCa: options.backendCa,
       log,
       edgeId: x.edge.id,
+      visit: x.visit,
     });
     if (!stream) {
       x.breaker?.record(true);
@@ -719,13 +751,14 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
     socket.once('close', () => upgraded || stream.destroy());
     webSockets.handleUpgrade(req, socket, head, (ws) => {
       upgraded = true;
+      x.visit.status = 101;
       x.breaker?.record(false);
       joinStreams(createWebSocketStream(ws), stream);
     });
   }
 
   /** An upgrade (a WebSocket) that the route let through: its head to the agent, then its bytes both ways. */
-  function connectUpgrade(x: Admitted, req: http.IncomingMessage, socket: Duplex, head: Buffer, fail: (error: IngressError) => void): void {
+  function connectUpgrade(x: Admitted & { visit: Visit }, req: http.IncomingMessage, socket: Duplex, head: Buffer, fail: (error: IngressError) => void): void {
     const tunnel = x.candidates.find((c): c is Extract<Candidate, { kind: 'tunnel' }> => c.kind === 'tunnel');
     let stream: Duplex | undefined;
     try {
@@ -738,6 +771,9 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       if (!tunnel) return fail(x.candidates.some((c) => c.kind === 'offline') ? INGRESS_ERRORS.endpointOffline : EDGE_ERRORS.unreachable);
       return fail(INGRESS_ERRORS.agentFailed);
     }
+    x.visit.sentTo('tunnel', tunnel!.backendId.startsWith('agent:') ? tunnel!.target.tunnelId : tunnel!.backendId);
+    // The upstream's first bytes say how it answered (101, or a refusal of its own); read in the same turn as the join, they reach the client too.
+    stream.once('data', (chunk: Buffer) => x.visit.answeredWith(chunk));
     const raw = req.socket;
     raw.setTimeout(0);
     raw.setKeepAlive(true, 30_000);

@@ -11,6 +11,7 @@ import tls from 'node:tls';
 import type { Logger } from 'pino';
 import type { IngressDirectory } from '../core/live-agents.js';
 import { ipAllowed } from '../edges/access.js';
+import { EDGE_ERRORS } from '../edges/errors.js';
 import { agentEndpointOf } from '../edges/agent-endpoints.js';
 import { candidates, type Candidate } from '../edges/backends.js';
 import type { AccountEdges, StreamEdgeModules } from '../edges/edge-config.js';
@@ -19,6 +20,7 @@ import type { CompiledPolicies } from '../edges/policies.js';
 import type { PolicyConnection } from '../edges/traffic-policy/index.js';
 import { joinStreams } from '../lib/stream/join.js';
 import { plainIp } from './forwarding.js';
+import { Traffic, type Visit } from './traffic-metrics.js';
 
 export interface StreamEdgeOptions {
   edges: EdgeDirectory;
@@ -29,6 +31,8 @@ export interface StreamEdgeOptions {
   connectTimeoutMs?: number;
   /** More CAs to trust for static address backends with TLS. */
   backendCa?: string;
+  /** Where connections are counted and logged (default: counted, published nowhere). */
+  traffic?: Traffic;
 }
 
 /** The edge a connection reached: its modules, and which one for the log. */
@@ -37,6 +41,8 @@ export interface StreamEdge extends StreamEdgeModules {
   accountId: string;
   /** A TLS edge's: the name the client asked for. */
   serverName?: string;
+  /** Set when the edge is a TCP cloud endpoint served as one. */
+  cloud?: { url: string };
 }
 
 export interface StreamEdgeServer {
@@ -97,19 +103,24 @@ function connectStatic(
 export async function openBackendStream(
   list: readonly Candidate[],
   clientAddr: string,
-  options: { connectTimeoutMs: number; backendCa?: string | undefined; log: Logger; edgeId: string },
+  options: { connectTimeoutMs: number; backendCa?: string | undefined; log: Logger; edgeId: string; visit?: Visit },
 ): Promise<Duplex | undefined> {
   for (const c of list) {
     if (c.kind === 'tunnel') {
       try {
-        return c.target.connect(clientAddr);
+        const stream = c.target.connect(clientAddr);
+        options.visit?.sentTo(c.kind, c.backendId.startsWith('agent:') ? c.target.tunnelId : c.backendId);
+        return stream;
       } catch {
         continue;
       }
     }
     if (c.kind === 'static') {
       const socket = await connectStatic(c, options);
-      if (typeof socket !== 'string') return socket;
+      if (typeof socket !== 'string') {
+        options.visit?.sentTo(c.kind, c.backendId);
+        return socket;
+      }
       options.log.info({ edge_id: options.edgeId, backend_id: c.backendId }, 'edge: a static address backend could not be reached');
     }
   }
@@ -119,23 +130,26 @@ export async function openBackendStream(
 export function createStreamEdgeServer(options: StreamEdgeOptions): StreamEdgeServer {
   const { edges, directory, log } = options;
   const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+  const traffic = options.traffic ?? new Traffic();
 
-  function connect(account: AccountEdges, edge: StreamEdge, client: { addr: string }): Promise<Duplex | undefined> {
+  function connect(account: AccountEdges, edge: StreamEdge, client: { addr: string }, visit: Visit): Promise<Duplex | undefined> {
     const backend = edge.backend;
     if (!backend?.enabled) return Promise.resolve(undefined);
     const list = candidates({ backends: account.backends, directory, accountId: edge.accountId }, backend.backend_id);
-    return openBackendStream(list, client.addr, { connectTimeoutMs, backendCa: options.backendCa, log, edgeId: edge.id });
+    return openBackendStream(list, client.addr, { connectTimeoutMs, backendCa: options.backendCa, log, edgeId: edge.id, visit });
   }
 
   /** A stream to the account's internal endpoint at `url` (an agent's, bound here), or undefined when it is offline. */
-  function connectInternal(edge: StreamEdge, url: string, client: { addr: string }): Duplex | undefined {
+  function connectInternal(edge: StreamEdge, url: string, client: { addr: string }, visit: Visit): Duplex | undefined {
     const target = directory.internal(edge.accountId, url);
     if (!target) {
       log.info({ edge_id: edge.id, account_id: edge.accountId, url }, 'edge: forward-internal names an internal endpoint that is not online');
       return undefined;
     }
     try {
-      return target.connect(client.addr);
+      const stream = target.connect(client.addr);
+      visit.sentTo('tunnel', url);
+      return stream;
     } catch {
       return undefined;
     }
@@ -144,19 +158,28 @@ export function createStreamEdgeServer(options: StreamEdgeOptions): StreamEdgeSe
   return {
     serve(socket, edge, client) {
       socket.on('error', () => {});
-      const refuse = (why: string) => {
+      const visit = traffic.connection(socket, edge.serverName === undefined ? 'tcp' : 'tls', client.ip);
+      const refuse = (why: string, code?: string) => {
         log.info({ edge_id: edge.id, account_id: edge.accountId, client_ip: client.ip, why }, 'edge: connection refused');
+        if (code) traffic.refused(code);
         socket.destroy();
       };
       // An agent's endpoint brings its account view (its tunnel as backend) and its Bind's CIDRs.
       const agent = agentEndpointOf(edge);
+      if (agent) visit.to('endpoint', agent.endpointId, true);
+      else visit.to(edge.cloud ? 'endpoint' : 'edge', edge.id);
       const account = agent ? agent.account : edges.account(edge.accountId);
       if (!account) return refuse('no configuration');
       const agentRefused = agent?.check(client.ip, undefined);
-      if (agentRefused) return refuse(`${agentRefused.refused} (agent endpoint)`);
-      if (edge.ipRestriction?.enabled && !ipAllowed(edge.ipRestriction, account.ipPolicies, client.ip)) return refuse('ip_restriction');
+      if (agentRefused)
+        return refuse(
+          `${agentRefused.refused} (agent endpoint)`,
+          agentRefused.refused === 'unenforceable' ? EDGE_ERRORS.agentUnenforceable.code : EDGE_ERRORS.ipRefused.code,
+        );
+      if (edge.ipRestriction?.enabled && !ipAllowed(edge.ipRestriction, account.ipPolicies, client.ip))
+        return refuse('ip_restriction', EDGE_ERRORS.ipRefused.code);
       const policy = options.policies.tcp(edge.accountId, edge.id, edge.policy);
-      if (policy === 'invalid') return refuse('traffic policy does not compile');
+      if (policy === 'invalid') return refuse('traffic policy does not compile', EDGE_ERRORS.policyFailed.code);
       // forward-internal: the account's internal TCP endpoint, instead of the edge's backend.
       let internalUrl: string | undefined;
       if (policy) {
@@ -167,6 +190,7 @@ export function createStreamEdgeServer(options: StreamEdgeOptions): StreamEdgeSe
             { edge_id: edge.id, account_id: edge.accountId, client_ip: client.ip, rule: decision.rule, action: decision.action },
             'edge: connection refused by its traffic policy',
           );
+          traffic.refusedByPolicy(decision.action);
           return void socket.destroy();
         }
         if (decision.kind === 'error') {
@@ -181,7 +205,7 @@ export function createStreamEdgeServer(options: StreamEdgeOptions): StreamEdgeSe
       }
       // Nothing is read from the client until its backend is there: its first bytes wait for it.
       socket.pause();
-      const opening = internalUrl === undefined ? connect(account, edge, client) : Promise.resolve(connectInternal(edge, internalUrl, client));
+      const opening = internalUrl === undefined ? connect(account, edge, client, visit) : Promise.resolve(connectInternal(edge, internalUrl, client, visit));
       opening.then(
         (upstream) => {
           if (!upstream) return refuse('no backend reachable');

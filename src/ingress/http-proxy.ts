@@ -7,13 +7,15 @@
 // answers) is little code on top of node:http's own parser and client.
 import http from 'node:http';
 import type net from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { pipeline, type Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { IngressDirectory, TunnelTarget } from '../core/live-agents.js';
 import { CircuitBreakers } from '../edges/circuit-breaker.js';
 import { createEdgeHttp, type IngressEdges } from './edge-http.js';
 import { INGRESS_ERRORS, rawErrorResponse, sendError, type IngressError } from '../edges/errors.js';
-import { AgentConnectError, asSocket, classify, clientAddress, forwardedHeaders, hostOf, returnedHeaders, type Scheme } from './forwarding.js';
+import { AgentConnectError, asSocket, classify, clientAddress, forwardedHeaders, hostOf, plainIp, returnedHeaders, type Scheme } from './forwarding.js';
+import { Traffic } from './traffic-metrics.js';
 
 export { clientAddress, forwardedHeaders, hostOf, type Scheme } from './forwarding.js';
 
@@ -25,6 +27,8 @@ export interface HttpProxyOptions {
   maxTunnelsPerConnection?: number;
   /** The edges whose hostports are served (HTTPS edges take their hosts' requests over HTTPS). */
   edges?: IngressEdges | undefined;
+  /** Where each request is counted and logged once it ends (default: counted, published nowhere). */
+  traffic?: Traffic | undefined;
 }
 
 /** The keep-alive agent of one client connection and one tunnel: at most one stream, reused request after request. */
@@ -60,6 +64,7 @@ export interface HttpProxy {
 
 export function createHttpProxy(options: HttpProxyOptions): HttpProxy {
   const { directory, scheme, log } = options;
+  const traffic = options.traffic ?? new Traffic();
   const maxTunnels = options.maxTunnelsPerConnection ?? 8;
   /** Per client connection: its agents, by tunnel id, oldest first. */
   const connections = new WeakMap<net.Socket, Map<string, TunnelStreams>>();
@@ -105,33 +110,41 @@ export function createHttpProxy(options: HttpProxyOptions): HttpProxy {
       ...(options.edges.tuning && { tuning: options.edges.tuning }),
       ...(options.edges.backendCa && { backendCa: options.edges.backendCa }),
       signIn: options.edges.signIn,
+      traffic,
     });
 
   return {
     close: () => edgeHttp?.close(),
 
     onRequest(req, res) {
+      const visit = traffic.request(req, res, scheme, plainIp(req.socket.remoteAddress));
       const host = hostOf(req.headers.host);
       const edge = host === '' ? undefined : edges?.httpsEdge(host);
       if (edge) {
+        visit.to('edge', edge.id);
         // An HTTPS edge serves its hosts over HTTPS only: plain HTTP is sent there.
         if (scheme === 'http') {
           res.writeHead(308, { Location: `https://${host}${req.url?.startsWith('/') ? req.url : '/'}`, 'Content-Length': 0 });
           return void res.end();
         }
-        return edgeHttp!.handle(req, res, edge);
+        return edgeHttp!.handle(req, res, edge, visit);
       }
       // Then a cloud endpoint of this scheme, served as a one-route edge; then an agent's endpoint.
       const cloud = host === '' ? undefined : edges?.cloudEndpoint(host, scheme);
-      if (cloud) return edgeHttp!.handle(req, res, cloud.edge);
+      if (cloud) {
+        visit.to('endpoint', cloud.id);
+        return edgeHttp!.handle(req, res, cloud.edge, visit);
+      }
       const target = host === '' ? undefined : directory.http(host, scheme);
       if (!target) {
         sendError(req, res, INGRESS_ERRORS.endpointOffline, urlOf(host));
         return;
       }
+      visit.to('endpoint', target.endpoint?.id ?? target.tunnelId, true);
       // An endpoint with options (or an endpoint configuration) goes through the edge pipeline.
       const agentEdge = agentEndpoints?.httpEdge(target, scheme);
-      if (agentEdge) return edgeHttp!.handle(req, res, agentEdge);
+      if (agentEdge) return edgeHttp!.handle(req, res, agentEdge, visit);
+      visit.sentTo('tunnel', target.tunnelId);
       const client = clientAddress(req.socket);
       const upstream = http.request({
         agent: streamsFor(req.socket, target, client.addr),
@@ -139,6 +152,7 @@ export function createHttpProxy(options: HttpProxyOptions): HttpProxy {
         path: req.url,
         headers: forwardedHeaders(req, scheme, client.ip, false),
       });
+      const sentAt = performance.now();
       let failed = false;
       const fail = (err: NodeJS.ErrnoException) => {
         if (failed) return;
@@ -156,6 +170,7 @@ export function createHttpProxy(options: HttpProxyOptions): HttpProxy {
       };
       upstream.on('error', fail);
       upstream.on('response', (answer) => {
+        traffic.answered('endpoint', sentAt);
         res.writeHead(answer.statusCode ?? 502, answer.statusMessage, returnedHeaders(answer));
         pipeline(answer, res, (err) => {
           if (err) upstream.destroy();
@@ -171,19 +186,29 @@ export function createHttpProxy(options: HttpProxyOptions): HttpProxy {
     },
 
     onUpgrade(req, socket, head) {
+      const visit = traffic.upgrade(req, socket, scheme, plainIp(req.socket.remoteAddress));
       const host = hostOf(req.headers.host);
       const edge = host === '' || scheme === 'http' ? undefined : edges?.httpsEdge(host);
-      if (edge) return edgeHttp!.upgrade(req, socket, head, edge);
+      if (edge) {
+        visit.to('edge', edge.id);
+        return edgeHttp!.upgrade(req, socket, head, edge, visit);
+      }
       const cloud = host === '' ? undefined : edges?.cloudEndpoint(host, scheme);
-      if (cloud) return edgeHttp!.upgrade(req, socket, head, cloud.edge);
+      if (cloud) {
+        visit.to('endpoint', cloud.id);
+        return edgeHttp!.upgrade(req, socket, head, cloud.edge, visit);
+      }
       const fail = (error: IngressError) => {
+        visit.status = error.status;
         socket.on('error', () => {});
         socket.end(rawErrorResponse(error, urlOf(host), req.headers.accept));
       };
       const target = host === '' ? undefined : directory.http(host, scheme);
       if (!target) return fail(INGRESS_ERRORS.endpointOffline);
+      visit.to('endpoint', target.endpoint?.id ?? target.tunnelId, true);
       const agentEdge = agentEndpoints?.httpEdge(target, scheme);
-      if (agentEdge) return edgeHttp!.upgrade(req, socket, head, agentEdge);
+      if (agentEdge) return edgeHttp!.upgrade(req, socket, head, agentEdge, visit);
+      visit.sentTo('tunnel', target.tunnelId);
       const raw = req.socket;
       const client = clientAddress(raw);
       let stream: Duplex;
@@ -203,7 +228,10 @@ export function createHttpProxy(options: HttpProxyOptions): HttpProxy {
       // Piped by hand rather than with pipeline(): a stream that fails before answering gets an
       // error answer written on the client connection, which pipeline() would destroy first.
       let answered = false;
-      stream.once('data', () => (answered = true));
+      stream.once('data', (chunk: Buffer) => {
+        answered = true;
+        visit.answeredWith(chunk);
+      });
       stream.on('error', (err) => {
         log.debug({ err: err.message, tunnel_id: target.tunnelId }, 'ingress: upgrade failed on the agent side');
         if (answered || !socket.writable) return void socket.destroy();

@@ -6,6 +6,7 @@ import type { IngressDirectory } from '../core/live-agents.js';
 import type { IngressEdges } from './edge-http.js';
 import { createHttpProxy } from './http-proxy.js';
 import type { Scheme } from './forwarding.js';
+import type { Traffic } from './traffic-metrics.js';
 
 export type { IngressEdges } from './edge-http.js';
 
@@ -60,6 +61,7 @@ export function serveProxy(
     log: Logger;
     tuning: Required<IngressTuning>;
     track: (socket: Duplex) => void;
+    traffic?: Traffic | undefined;
   },
 ): void {
   const { edges } = options;
@@ -69,6 +71,7 @@ export function serveProxy(
     log: options.log,
     maxTunnelsPerConnection: options.tuning.maxTunnelsPerConnection,
     edges,
+    traffic: options.traffic,
   });
   server.timeout = options.tuning.idleTimeoutMs;
   server.maxConnections = options.tuning.maxConnections;
@@ -96,6 +99,7 @@ export function createHttpListener(options: {
   log: Logger;
   tuning: Required<IngressTuning>;
   track: (socket: Duplex) => void;
+  traffic?: Traffic | undefined;
 }): http.Server {
   const server = http.createServer(serverOptions(options.tuning));
   serveProxy(server, { ...options, scheme: 'http' });

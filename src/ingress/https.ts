@@ -15,6 +15,7 @@ import type { IngressCertificates, TlsVariant } from './certificates.js';
 import { clientAddress } from './http-proxy.js';
 import type { StreamEdgeServer } from './edge-stream.js';
 import { serveProxy, serverOptions, type IngressEdges, type IngressTuning } from './http.js';
+import { Traffic } from './traffic-metrics.js';
 
 export interface HttpsListenerOptions {
   directory: IngressDirectory;
@@ -24,11 +25,14 @@ export interface HttpsListenerOptions {
   tuning: Required<IngressTuning>;
   /** Every client connection, to be closed by the listener's close(). */
   track: (socket: Duplex) => void;
+  /** Where requests, connections and failed handshakes are counted and logged (default: counted, published nowhere). */
+  traffic?: Traffic | undefined;
 }
 
 /** The HTTPS/TLS listener (not yet listening). */
 export function createHttpsListener(options: HttpsListenerOptions): https.Server {
   const { directory, edges, certificates, log, tuning, track } = options;
+  const traffic = options.traffic ?? new Traffic();
   const server = https.createServer({
     ...serverOptions(tuning),
     ...certificates.defaultCertificate,
@@ -41,8 +45,11 @@ export function createHttpsListener(options: HttpsListenerOptions): https.Server
     handshakeTimeout: tuning.helloTimeoutMs,
     ALPNProtocols: ['http/1.1'],
   });
-  serveProxy(server, { directory, edges, scheme: 'https', log, tuning, track });
-  server.on('tlsClientError', (err) => log.debug({ err: err.message }, 'ingress: TLS handshake failed'));
+  serveProxy(server, { directory, edges, scheme: 'https', log, tuning, track, traffic });
+  server.on('tlsClientError', (err) => {
+    traffic.handshakeFailed('https');
+    log.debug({ err: err.message }, 'ingress: TLS handshake failed');
+  });
 
   // The TLS server's own connection handler wraps the socket in TLS at once; it runs only once the
   // ClientHello has been read here, and the bytes read are put back first (TLSSocket takes what a
@@ -80,7 +87,7 @@ export function createHttpsListener(options: HttpsListenerOptions): https.Server
       // An agent's TLS endpoint with an IP restriction or a policy (its Bind's, its configuration's) goes through the stream edge code.
       const agentEdge = target && name !== undefined ? edges?.agentEndpoints?.streamEdge(target, name) : undefined;
       if (agentEdge && edges) return edges.streams.serve(socket, agentEdge, clientAddress(socket));
-      if (target) return passThrough(socket, target, log);
+      if (target) return passThrough(socket, target, log, traffic);
       socket.removeListener('error', onError);
       const httpsEdge = name !== undefined ? edges?.directory.httpsEdge(name) : undefined;
       const variant = httpsEdge && httpsVariant(httpsEdge);
@@ -132,7 +139,10 @@ export function createHttpsListener(options: HttpsListenerOptions): https.Server
         server.emit('secureConnection', secured);
       },
     );
-    secure.on('tlsClientError', (err) => log.info({ err: err.message }, 'ingress: TLS handshake refused'));
+    secure.on('tlsClientError', (err) => {
+      traffic.handshakeFailed('edge_tls');
+      log.info({ err: err.message }, 'ingress: TLS handshake refused');
+    });
     return secure;
   };
   const edgeTlsServers = new Map<string, tls.Server>();
@@ -182,10 +192,14 @@ function httpsVariant(edge: HttpsEdge): (TlsVariant & { clientCerts: boolean }) 
 }
 
 /** TLS passed through: the client's bytes (its ClientHello first) to the agent and back, each way at the reader's pace. */
-function passThrough(socket: net.Socket, target: TunnelTarget, log: Logger): void {
+function passThrough(socket: net.Socket, target: TunnelTarget, log: Logger, traffic: Traffic): void {
+  const client = clientAddress(socket);
+  const visit = traffic.connection(socket, 'tls', client.ip);
+  visit.to('endpoint', target.endpoint?.id ?? target.tunnelId, true);
   let stream: Duplex;
   try {
-    stream = target.connect(clientAddress(socket).addr);
+    stream = target.connect(client.addr);
+    visit.sentTo('tunnel', target.tunnelId);
   } catch (err) {
     log.debug({ err: (err as Error).message, tunnel_id: target.tunnelId }, 'ingress: TLS connection refused: the agent is gone');
     socket.destroy();

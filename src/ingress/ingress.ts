@@ -8,6 +8,7 @@ import type { IngressDirectory } from '../core/live-agents.js';
 import type { IngressCertificates } from './certificates.js';
 import { createHttpListener, INGRESS_DEFAULTS, type IngressEdges, type IngressTuning } from './http.js';
 import { createHttpsListener } from './https.js';
+import type { Traffic } from './traffic-metrics.js';
 
 export { INGRESS_DEFAULTS, type IngressEdges, type IngressTuning } from './http.js';
 
@@ -22,6 +23,8 @@ export interface IngressOptions {
   certificates: IngressCertificates;
   log: Logger;
   tuning?: IngressTuning;
+  /** Where requests, connections and failed handshakes are counted and logged (default: counted, published nowhere). */
+  traffic?: Traffic;
 }
 
 export interface Ingress {
@@ -43,7 +46,7 @@ function listen(server: http.Server, at: { host: string; port: number }): Promis
 
 export async function startIngress(options: IngressOptions): Promise<Ingress> {
   const tuning = { ...INGRESS_DEFAULTS, ...options.tuning };
-  const { directory, edges, certificates, log } = options;
+  const { directory, edges, certificates, log, traffic } = options;
   const open = new Set<Duplex>();
   const track = (socket: Duplex) => {
     open.add(socket);
@@ -65,13 +68,13 @@ export async function startIngress(options: IngressOptions): Promise<Ingress> {
   const result: Ingress = { close };
   try {
     if (options.https) {
-      const server = createHttpsListener({ directory, edges, certificates, log: log.child({ listener: 'https' }), tuning, track });
+      const server = createHttpsListener({ directory, edges, certificates, log: log.child({ listener: 'https' }), tuning, track, traffic });
       servers.push(server);
       server.on('error', (err) => log.error({ err }, 'ingress: HTTPS listener error'));
       result.httpsAddress = await listen(server, options.https);
     }
     if (options.http) {
-      const server = createHttpListener({ directory, edges, log: log.child({ listener: 'http' }), tuning, track });
+      const server = createHttpListener({ directory, edges, log: log.child({ listener: 'http' }), tuning, track, traffic });
       servers.push(server);
       server.on('error', (err) => log.error({ err }, 'ingress: HTTP listener error'));
       result.httpAddress = await listen(server, options.http);

@@ -334,7 +334,7 @@ async function hold(placement: Placement, info: AgentSessionInfo, session: Sessi
         BIND_ERRORS.alreadyOnline,
       );
   }
-  const target = proxyTarget(placement, { end: () => {}, open: () => session.open() });
+  const target = proxyTarget(placement, { end: () => {}, open: () => registry.proxyStream(session.open()) });
   const { route } = placement;
   // Across instances: the route is this tunnel's once its claim commits.
   if (route !== undefined) {

@@ -6,6 +6,7 @@
 import { createHmac } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { DomainSettings } from '../config.js';
 import type { Store } from '../db/store.js';
 import { createIngressCertificates, type IngressCertificatesOptions } from '../ingress/certificates.js';
@@ -17,6 +18,7 @@ import { createSignInGate, type SignInSettings } from '../edges/sign-in/sign-in.
 import { createStreamEdgeServer } from '../ingress/edge-stream.js';
 import { EdgePorts } from './edge-ports.js';
 import { startIngress, type IngressTuning } from '../ingress/ingress.js';
+import { Traffic, type AccessLogLevel } from '../ingress/traffic-metrics.js';
 import type { Sealer } from '../lib/crypto/sealer.js';
 import { startAgentListener, type AgentListenerTuning } from './agent-listener.js';
 import type { BindSettings } from './binds.js';
@@ -49,7 +51,11 @@ export interface DataPlaneOptions {
     configPollMs?: number;
     /** Sign-in at HTTPS edges: OAuth providers' settings, CAs trusted for identity providers, the session clock. */
     signIn?: SignInSettings;
+    /** The level of the access log's lines, one per public request or connection (default info), or off. */
+    accessLog?: AccessLogLevel;
   };
+  /** The registry GET /metrics serves: the data plane's metrics join it (none published without it). */
+  metrics?: Registry;
   sealer: Sealer;
   /** Sends the API's commands to this process's sessions (the queued ones of other instances too). */
   commands: SessionCommands;
@@ -84,12 +90,19 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
     ...(ingress.configPollMs !== undefined && { pollMs: ingress.configPollMs }),
   });
   await edges.start();
+  const traffic = new Traffic({
+    registry: options.metrics,
+    live: { sessions: () => registry.size, tunnels: () => registry.tunnels(), streams: () => registry.openProxyStreams },
+    log: log.child({ component: 'ingress' }),
+    accessLog: ingress.accessLog,
+  });
   const policies = new CompiledPolicies(edges, log.child({ component: 'edges' }));
   const streams = createStreamEdgeServer({
     edges,
     policies,
     directory: registry,
     log: log.child({ component: 'edges' }),
+    traffic,
     ...(ingress.edgeTuning?.connectTimeoutMs !== undefined && { connectTimeoutMs: ingress.edgeTuning.connectTimeoutMs }),
     ...(ingress.backendCa && { backendCa: ingress.backendCa }),
   });
@@ -115,6 +128,7 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
           },
           certificates: createIngressCertificates({ ...ingress.certificates, store: options.store, sealer: options.sealer, domains: options.domains, log }),
           log: log.child({ component: 'ingress' }),
+          traffic,
           ...(ingress.tuning && { tuning: ingress.tuning }),
         })
       : undefined;
@@ -137,6 +151,7 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
   const tcp = new TcpIngress({
     host: ingress.tcpHost ?? '127.0.0.1',
     log: log.child({ component: 'tcp-endpoints' }),
+    traffic,
     agentStreams: (target, socket, client) => {
       const edge = agentEndpoints.streamEdge(target);
       if (edge) streams.serve(socket, edge, client);

@@ -104,6 +104,8 @@ export class AgentSessionRegistry implements IngressDirectory, LiveState {
   private readonly resumeWindowMs: number;
   private readonly maxRemembered: number;
   private readonly now: () => number;
+  /** Streams open to agents for public connections (Proxy streams), for /metrics. */
+  private proxyStreams = 0;
 
   constructor(options: RegistryOptions = {}) {
     this.resumeWindowMs = options.resumeWindowMs ?? 10 * 60_000;
@@ -156,6 +158,18 @@ export class AgentSessionRegistry implements IngressDirectory, LiveState {
   /** Whom to tell of changes from now on (the many-instance records), in place of the constructor's. */
   observe(onChange: () => void): void {
     this.onChange = onChange;
+  }
+
+  /** Counts a Proxy stream as open until it closes (one listener; read at scrape time). */
+  proxyStream<S extends Duplex>(stream: S): S {
+    this.proxyStreams++;
+    stream.once('close', () => this.proxyStreams--);
+    return stream;
+  }
+
+  /** Proxy streams open now. */
+  get openProxyStreams(): number {
+    return this.proxyStreams;
   }
 
   /** A live session's handle. */

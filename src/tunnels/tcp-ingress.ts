@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { clientAddress } from '../ingress/forwarding.js';
 import { joinStreams } from '../lib/stream/join.js';
 import type { TunnelTarget } from '../core/live-agents.js';
+import { Traffic } from '../ingress/traffic-metrics.js';
 
 export interface TcpIngressOptions {
   host: string;
@@ -18,13 +19,18 @@ export interface TcpIngressOptions {
    * endpoint configuration (true: taken); else the connection is joined to the agent directly.
    */
   agentStreams?: (target: TunnelTarget, socket: net.Socket, client: { ip: string; addr: string }) => boolean;
+  /** Where the connections joined to agents directly are counted and logged (default: counted, published nowhere). */
+  traffic?: Traffic;
 }
 
 export class TcpIngress {
   /** Ports listened on or being opened, with how to stop each once listening. */
   private readonly ports = new Map<number, (() => void) | undefined>();
+  private readonly traffic: Traffic;
 
-  constructor(private readonly options: TcpIngressOptions) {}
+  constructor(private readonly options: TcpIngressOptions) {
+    this.traffic = options.traffic ?? new Traffic();
+  }
 
   /** Whether this process neither listens on `port` nor is opening it. */
   isFree(port: number): boolean {
@@ -50,10 +56,13 @@ export class TcpIngress {
     const { log } = this.options;
     return this.listenWith(port, (socket, client) => {
       if (this.options.agentStreams?.(target, socket, client)) return;
+      const visit = this.traffic.connection(socket, 'tcp', client.ip);
+      visit.to('endpoint', target.endpoint?.id ?? target.tunnelId, true);
       const clientAddr = client.addr;
       let stream;
       try {
         stream = target.connect(clientAddr);
+        visit.sentTo('tunnel', target.tunnelId);
       } catch (err) {
         log.debug({ err: (err as Error).message, tunnel_id: target.tunnelId }, 'TCP connection refused: the tunnel is gone');
         socket.destroy();

@@ -11,7 +11,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { loadConfig, type Config, type DomainSettings } from '../../src/config.js';
+import { loadConfig, type AccessLogSetting, type Config, type DomainSettings } from '../../src/config.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import { migrate, openStore, type Store } from '../../src/db/store.js';
 import type { Role } from '../../src/db/schema.js';
@@ -215,6 +215,8 @@ export interface HarnessOptions {
   edgeTuning?: EdgeHttpTuning;
   /** Edges' sign-in: OAuth providers moved to stand-ins, the identity providers' CA, the session clock. */
   signIn?: SignInSettings;
+  /** The data plane's access log (EDGEPLANE_ACCESS_LOG; default info). */
+  accessLog?: AccessLogSetting;
 }
 
 /** The agent listener of a harness: where agents dial, the CA to trust, the live sessions. */
@@ -290,6 +292,7 @@ async function serveApp(store: Store, database: Config['database'], options: Har
       masterKey,
       sealer: deps.sealer,
       commands: deps.sessionCommands,
+      metrics: app.metrics.registry,
       agents: { host: '127.0.0.1', port: 0, tls, tuning: options.agents },
       ingress: {
         https: { host: '127.0.0.1', port: 0 },
@@ -298,6 +301,7 @@ async function serveApp(store: Store, database: Config['database'], options: Har
         certificates: { dataDir: tlsDir, defaultCertificate: { cert: tls.cert, key: tls.key } },
         ...(options.edgeTuning && { edgeTuning: options.edgeTuning }),
         ...(options.signIn && { signIn: options.signIn }),
+        ...(options.accessLog && { accessLog: options.accessLog }),
       },
       ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }),
     });
