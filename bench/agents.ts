@@ -1,51 +1,58 @@
-// The agent data path's rows of the benchmark (g: small responses, h: a large download): the same
-// load through an HTTPS endpoint that ngrok's SDK binds on edgeplane, straight to the upstream
-// ("direct", over HTTPS and over plain HTTP), and through an OpenSSH reverse tunnel (`ssh -R`) on
-// this machine, each measured in the same run with the same load generator.
+// The agent data path's rows of the benchmark: g (small requests/s), h (one large download and one
+// large upload, MB/s) and i (the latency of one request at a time), each through an HTTPS endpoint
+// that ngrok's SDK binds on edgeplane, straight to the upstream ("direct", over HTTPS and over
+// plain HTTP), and through an OpenSSH reverse tunnel (`ssh -R`) on this machine, measured in the
+// same run. edgeplane runs in a child process of its own (bench/server-process.ts), the upstream
+// and the agent in another (bench/upstream.ts); the clients of h and i run in the benchmark's
+// process, which does nothing else meanwhile.
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import https from 'node:https';
 import http from 'node:http';
 import os from 'node:os';
-import { startHarness, type Harness } from '../test/helpers/harness.js';
 import { keygen, sshReverseForward, startSshd, tempDir, type ReverseForward, type Sshd } from '../test/helpers/openssh.js';
+import type { BenchApi } from './api-client.js';
+import type { Verdict } from './data-path.js';
 import { onPath, type LoadResult, type LoadTarget, type LoadTool } from './load.js';
-import { LARGE_BYTES, SMALL_BYTES, type FromUpstream, type ToUpstream } from './upstream-messages.js';
+import type { ServerReady } from './server-process.js';
+import { SMALL_BYTES, type FromUpstream, type ToUpstream } from './upstream-messages.js';
 
-export interface AgentBenchOptions {
+export interface AgentPathsContext {
   tool: LoadTool;
   seconds: number;
   warmupSeconds: number;
   /** Throws when the run was interrupted. */
   checkInterrupted(): void;
-}
-
-export interface AgentBenchRun {
-  /** What could not be measured, and why (the run exits 1). A skipped ssh -R is not one. */
-  failures: string[];
-  elapsedMs: number;
+  server: ServerReady;
+  /** An account of that server. */
+  api: BenchApi;
+  /** The upstream's child (it starts the agent when asked) and its ports. */
+  upstream: ChildProcess;
+  ports: { httpPort: number; httpsPort: number };
+  /** The size of each transfer of row h. */
+  largeBytes: number;
+  verdicts: Verdict[];
+  /** Records what could not be measured (the run exits 1). */
+  fail(what: string, error: unknown): void;
 }
 
 /** How long the child, the agent's bind, sshd and one checking request may take. */
 const STEP_TIMEOUT_MS = 30_000;
 
-type PathKey = 'edgeplane' | 'direct-https' | 'ssh' | 'direct-http';
-
-const PATHS: { key: PathKey; label: string }[] = [
-  { key: 'edgeplane', label: 'edgeplane endpoint (HTTPS)' },
-  { key: 'direct-https', label: 'direct, HTTPS' },
-  { key: 'ssh', label: 'ssh -R, HTTPS to the upstream' },
-  { key: 'direct-http', label: 'direct, plain HTTP' },
-];
-
-const SIZES = [
-  { key: 'g', path: '/small', bytes: SMALL_BYTES, label: `g. GET of a ${SMALL_BYTES}-byte body` },
-  { key: 'h', path: '/large', bytes: LARGE_BYTES, label: `h. GET of a ${LARGE_BYTES / 1024 / 1024} MiB body` },
-] as const;
-
 const formatInt = (value: number): string => Math.round(value).toLocaleString('en-US');
 const formatMB = (bytesPerSec: number | undefined): string => (bytesPerSec === undefined ? 'n/a' : (bytesPerSec / 1e6).toFixed(1));
 const formatSeconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+/** A size in binary units: 1 GiB, 256 MiB, 100 KiB, or bytes. */
+export const formatBytes = (bytes: number): string => {
+  for (const [unit, size] of [
+    ['GiB', 2 ** 30],
+    ['MiB', 2 ** 20],
+    ['KiB', 2 ** 10],
+  ] as const) {
+    if (bytes >= size) return `${Number((bytes / size).toFixed(2))} ${unit}`;
+  }
+  return `${bytes} bytes`;
+};
 const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -85,7 +92,6 @@ export function nextMessage<K extends FromUpstream['kind']>(child: ChildProcess,
   );
 }
 
-/** The upstream (and later the agent) in a child process: node with tsx's loader, talking over IPC. */
 /** Stops the upstream process (politely, then with SIGKILL after 5 s). */
 export async function stopUpstream(child: ChildProcess | undefined): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return;
@@ -102,6 +108,7 @@ export function sectionDone(name: string, started: number): number {
   return elapsedMs;
 }
 
+/** The upstream (and later the agent) in a child process: node with tsx's loader, talking over IPC. */
 export function forkUpstream(): ChildProcess {
   const script = new URL('./upstream.ts', import.meta.url);
   return fork(script, [], { execArgv: ['--import', import.meta.resolve('tsx')], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -167,16 +174,146 @@ async function startReverseTunnel(targetPort: number): Promise<{ forward: Revers
   }
 }
 
-interface Measured {
-  result?: LoadResult;
-  /** Why the path was not measured. */
-  skipped?: string;
+type PathKey = 'edgeplane' | 'direct-https' | 'ssh' | 'direct-http';
+
+/** How a client reaches the upstream by one path. */
+interface Way {
+  key: PathKey;
+  label: string;
+  /** `https://127.0.0.1:<port>` or `http://…`. */
+  base: string;
+  /** The Host header (the endpoint's name, through edgeplane). */
+  host?: string;
+  /** Node's client checks the certificate against this CA and `host` (through edgeplane); elsewhere it does not check. */
+  ca?: string;
 }
 
-function ratio(a: Measured | undefined, b: Measured | undefined): string {
-  if (!a?.result || !b?.result) return '—';
-  return (a.result.rate / b.result.rate).toFixed(2);
+const LABELS: Record<PathKey, string> = {
+  edgeplane: 'edgeplane endpoint (HTTPS)',
+  'direct-https': 'direct, HTTPS',
+  ssh: 'ssh -R, HTTPS to the upstream',
+  'direct-http': 'direct, plain HTTP',
+};
+const ORDER: PathKey[] = ['edgeplane', 'direct-https', 'ssh', 'direct-http'];
+
+/** A transfer that moves no byte for this long has stalled. */
+const STALL_MS = 30_000;
+/** One request of row i that takes longer fails the row. */
+const REQUEST_TIMEOUT_MS = 10_000;
+
+const loadTarget = (way: Way, path: string): LoadTarget => ({ url: way.base + path, method: 'GET', headers: way.host ? { Host: way.host } : {} });
+
+/** A request of Node's client by one path (not yet ended). */
+function nodeRequest(way: Way, method: 'GET' | 'POST', path: string, headers: Record<string, string | number>, agent: http.Agent | false): http.ClientRequest {
+  const url = new URL(way.base);
+  const secure = url.protocol === 'https:';
+  const options: https.RequestOptions = {
+    host: url.hostname,
+    port: url.port,
+    method,
+    path,
+    headers: { ...(way.host && { Host: way.host }), ...headers },
+    agent,
+    ...(secure && (way.ca ? { ca: way.ca, servername: way.host?.replace(/:\d+$/, '') } : { rejectUnauthorized: false })),
+  };
+  return secure ? https.request(options) : http.request(options);
 }
+
+/**
+ * One transfer of `bytes` by a path, streamed both ways (neither side holds the body): a GET of
+ * /download?bytes=N read to its end, or a POST of N bytes to /upload (the upstream answers how
+ * many it read). Resolves with the milliseconds from the request's start to its answer's end.
+ */
+function transfer(way: Way, direction: 'download' | 'upload', bytes: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    let moved = 0;
+    let seen = -1;
+    const watchdog = setInterval(() => {
+      if (moved === seen) req.destroy(new Error(`${direction} by ${way.label}: no byte moved for ${STALL_MS / 1000} s (${moved} of ${bytes})`));
+      seen = moved;
+    }, STALL_MS);
+    const fail = (error: Error) => {
+      clearInterval(watchdog);
+      reject(error);
+    };
+    const req =
+      direction === 'download'
+        ? nodeRequest(way, 'GET', `/download?bytes=${bytes}`, {}, false)
+        : nodeRequest(way, 'POST', '/upload', { 'Content-Type': 'application/octet-stream', 'Content-Length': bytes }, false);
+    req.on('error', fail);
+    req.on('response', (res) => {
+      const answer: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => {
+        if (direction === 'download') moved += chunk.length;
+        else answer.push(chunk);
+      });
+      res.on('error', fail);
+      res.on('end', () => {
+        clearInterval(watchdog);
+        const ms = performance.now() - started;
+        const got = direction === 'download' ? moved : Number((JSON.parse(Buffer.concat(answer).toString() || '{}') as { bytes?: number }).bytes);
+        if (res.statusCode !== 200 || got !== bytes)
+          return reject(new Error(`${direction} by ${way.label}: status ${res.statusCode}, ${got} bytes of ${bytes}`));
+        resolve(ms);
+      });
+    });
+    if (direction === 'download') return void req.end();
+    const chunk = Buffer.alloc(64 * 1024, 'u');
+    let left = bytes;
+    const write = (): void => {
+      while (left > 0) {
+        const n = Math.min(chunk.length, left);
+        left -= n;
+        moved += n;
+        if (!req.write(n === chunk.length ? chunk : chunk.subarray(0, n))) return void req.once('drain', write);
+      }
+      req.end();
+    };
+    write();
+  });
+}
+
+/** GET /small once on a kept-alive connection; the milliseconds from the request to its answer's end. */
+function timedRequest(way: Way, agent: http.Agent): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const req = nodeRequest(way, 'GET', '/small', {}, agent);
+    req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`GET /small by ${way.label}: no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
+    req.on('error', reject);
+    req.on('response', (res) => {
+      let size = 0;
+      res.on('data', (c: Buffer) => (size += c.length));
+      res.on('error', reject);
+      res.on('end', () => {
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        if (res.statusCode !== 200 || size !== SMALL_BYTES) reject(new Error(`GET /small by ${way.label}: status ${res.statusCode}, ${size} bytes`));
+        else resolve(ms);
+      });
+    });
+    req.end();
+  });
+}
+
+const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+
+/** Requests one after another on one kept-alive connection: a warm-up, then `seconds` of them timed. */
+async function sequentialLatency(way: Way, seconds: number, warmupSeconds: number): Promise<{ count: number; p50: number; p99: number }> {
+  const agent = new (way.base.startsWith('https:') ? https.Agent : http.Agent)({ keepAlive: true, maxSockets: 1 });
+  try {
+    for (const end = performance.now() + warmupSeconds * 1000; performance.now() < end;) await timedRequest(way, agent);
+    const times: number[] = [];
+    for (const end = performance.now() + seconds * 1000; performance.now() < end;) times.push(await timedRequest(way, agent));
+    times.sort((a, b) => a - b);
+    return { count: times.length, p50: percentile(times, 50), p99: percentile(times, 99) };
+  } finally {
+    agent.destroy();
+  }
+}
+
+const formatMs = (ms: number): string => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
+const mbps = (bytes: number, ms: number): number => bytes / 1e6 / (ms / 1000);
+const verdict = (ok: boolean): 'pass' | 'short' => (ok ? 'pass' : 'short');
 
 function resultLine(label: string, r: LoadResult): string {
   const problems = [r.non2xx > 0 ? `${formatInt(r.non2xx)} non-2xx!` : '', r.errors > 0 ? `${formatInt(r.errors)} socket errors/timeouts!` : '']
@@ -196,117 +333,156 @@ export function table(header: string[], rows: string[][]): string[] {
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)];
 }
 
-/** Runs rows g and h. Failures are returned (and printed), not thrown, except an interrupt. */
-export async function benchAgents(options: AgentBenchOptions): Promise<AgentBenchRun> {
-  const { tool, seconds, warmupSeconds, checkInterrupted } = options;
-  const tag = '[agents]';
-  const started = performance.now();
-  const failures: string[] = [];
-  const fail = (what: string, error: unknown) => {
-    console.log(`${tag} ${what} FAILED: ${message(error)}`);
-    failures.push(`${what}: ${message(error)}`);
-  };
+/**
+ * Binds the agent's endpoint, starts the ssh -R tunnel, then runs rows g, h and i. What cannot
+ * be measured is handed to `fail`; a missing ssh -R is a skipped baseline, not a failure.
+ */
+export async function benchAgentPaths(ctx: AgentPathsContext): Promise<void> {
+  const { tool, seconds, warmupSeconds, checkInterrupted, server, api, upstream, ports, largeBytes, verdicts, fail } = ctx;
+  const tag = '[data path]';
+  const credential = await api.created('/credentials', { description: 'bench' });
+  console.log(`${tag} the agent (@ngrok/ngrok, in the upstream's process) binds an HTTPS endpoint forwarding to http://127.0.0.1:${ports.httpPort}`);
+  const bound = nextMessage(upstream, 'bound', 'binding the endpoint');
+  upstream.send({ kind: 'agent', token: credential.token as string, serverAddr: `127.0.0.1:${server.agentPort}`, caPem: server.caPem } satisfies ToUpstream);
+  const endpointHost = new URL((await bound).url).host;
+  console.log(`${tag} bound https://${endpointHost}`);
 
-  console.log(`\n${tag} starting the server with its agent listener and public HTTPS listener (fresh SQLite file, silent logs)`);
-  let h: Harness | undefined;
-  let child: ChildProcess | undefined;
+  console.log(`${tag} starting sshd on loopback (fresh host key, one authorized key) and ssh -N -R 0:127.0.0.1:${ports.httpsPort}`);
   let tunnel: Awaited<ReturnType<typeof startReverseTunnel>> | undefined;
+  let sshSkipped: string | undefined;
   try {
-    h = await startHarness('sqlite', { logLevel: 'silent', rateLimit: { perMinute: 0 }, agents: {} });
-    const agents = h.agents!;
-    const api = await h.newAccount();
-    const credential = await api.post('/credentials', { description: 'bench' });
-    if (credential.status !== 201) throw new Error(`POST /credentials: ${credential.status} ${credential.text}`);
+    tunnel = await startReverseTunnel(ports.httpsPort);
+    console.log(`${tag} sshd forwards 127.0.0.1:${tunnel.forward.port} through ssh to the upstream's HTTPS port`);
+  } catch (error) {
+    sshSkipped = message(error).split('\n')[0];
+    console.log(`${tag} ssh -R skipped: ${message(error)}`);
+  }
 
-    console.log(`${tag} starting the upstream (node:http and node:https on loopback) and the agent (@ngrok/ngrok) in a child process`);
-    child = forkUpstream();
-    const ready = await nextMessage(child, 'ready', 'starting the upstream');
-    const bound = nextMessage(child, 'bound', 'binding the endpoint');
-    child.send({ kind: 'agent', token: credential.json.token as string, serverAddr: `127.0.0.1:${agents.port}`, caPem: agents.caPem } satisfies ToUpstream);
-    const { url } = await bound;
-    const endpointHost = new URL(url).host;
-    console.log(`${tag} the agent bound ${url}, forwarding to http://127.0.0.1:${ready.httpPort}`);
-
-    console.log(`${tag} starting sshd on loopback (fresh host key, one authorized key) and ssh -N -R 0:127.0.0.1:${ready.httpsPort}`);
-    let sshSkipped: string | undefined;
-    try {
-      tunnel = await startReverseTunnel(ready.httpsPort);
-      console.log(`${tag} sshd forwards 127.0.0.1:${tunnel.forward.port} through ssh to the upstream's HTTPS port`);
-    } catch (error) {
-      sshSkipped = message(error).split('\n')[0];
-      console.log(`${tag} ssh -R skipped: ${message(error)}`);
-    }
-
-    const targetOf = (key: PathKey, path: string): LoadTarget | undefined => {
-      const get = (url: string, headers: Record<string, string> = {}): LoadTarget => ({ url, method: 'GET', headers });
-      switch (key) {
-        case 'edgeplane':
-          // To the public listener on 127.0.0.1, the endpoint named by Host (and, for wrk, SNI 127.0.0.1, which gets the
-          // default certificate: the load tools do not verify certificates either way).
-          return get(`https://127.0.0.1:${agents.httpsPort}${path}`, { Host: endpointHost });
-        case 'direct-https':
-          return get(`https://127.0.0.1:${ready.httpsPort}${path}`);
-        case 'direct-http':
-          return get(`http://127.0.0.1:${ready.httpPort}${path}`);
-        case 'ssh':
-          return tunnel ? get(`https://127.0.0.1:${tunnel.forward.port}${path}`) : undefined;
+  try {
+    const ways: Way[] = [
+      { key: 'edgeplane', label: LABELS.edgeplane, base: `https://127.0.0.1:${server.httpsPort}`, host: endpointHost, ca: server.caPem },
+      { key: 'direct-https', label: LABELS['direct-https'], base: `https://127.0.0.1:${ports.httpsPort}` },
+      ...(tunnel ? [{ key: 'ssh' as const, label: LABELS.ssh, base: `https://127.0.0.1:${tunnel.forward.port}` }] : []),
+      { key: 'direct-http', label: LABELS['direct-http'], base: `http://127.0.0.1:${ports.httpPort}` },
+    ];
+    const skippedLine = (key: PathKey) => console.log(`    ${LABELS[key].padEnd(30)} skipped: ${sshSkipped}`);
+    // Every path answers once before it is measured: a path that does not work is a failure.
+    const working: Way[] = [];
+    for (const way of ways) {
+      try {
+        await checkOnce(loadTarget(way, '/small'), SMALL_BYTES, way.ca);
+        working.push(way);
+      } catch (error) {
+        checkInterrupted();
+        fail(`${way.label}: GET /small`, error);
       }
-    };
-
-    const summary: string[][] = [];
-    for (const size of SIZES) {
-      console.log(`${tag} running ${size.label} (${PATHS.map((p) => p.key).join(', then ')}; ${warmupSeconds} s warm-up + ${seconds} s each)`);
-      const measured = new Map<PathKey, Measured>();
-      for (const path of PATHS) {
-        const target = targetOf(path.key, size.path);
-        if (!target) {
-          measured.set(path.key, { skipped: sshSkipped ?? 'not available' });
-          console.log(`    ${path.label.padEnd(30)} skipped: ${sshSkipped}`);
+    }
+    const each = async (row: string, measure: (way: Way) => Promise<void>) => {
+      for (const key of ORDER) {
+        const way = working.find((w) => w.key === key);
+        if (!way) {
+          if (key === 'ssh' && sshSkipped) skippedLine(key);
           continue;
         }
         try {
-          await checkOnce(target, size.bytes, path.key === 'edgeplane' ? agents.caPem : undefined);
           checkInterrupted();
-          await tool.run(target, warmupSeconds);
-          checkInterrupted();
-          const result = await tool.run(target, seconds);
-          checkInterrupted();
-          measured.set(path.key, { result });
-          console.log(resultLine(path.label, result));
+          await measure(way);
         } catch (error) {
           checkInterrupted();
-          measured.set(path.key, { skipped: 'failed' });
-          fail(`${size.label}, ${path.label}`, error);
+          fail(`${row}, ${way.label}`, error);
         }
       }
-      for (const path of PATHS) {
-        const m = measured.get(path.key);
-        const r = m?.result;
-        const flag = r && (r.non2xx > 0 || r.errors > 0) ? ' !' : '';
-        summary.push([
-          `${size.key}. ${path.label}`,
-          r ? formatInt(r.rate) + flag : m?.skipped === 'failed' ? 'failed' : 'skipped',
-          r ? formatMB(r.bytesPerSec) : '—',
-          path.key === 'direct-https' ? '1.00' : ratio(m, measured.get('direct-https')),
-          path.key === 'ssh' ? (r ? '1.00' : '—') : ratio(m, measured.get('ssh')),
-        ]);
-      }
+    };
+
+    // g. small requests, keep-alive, the load tool's connections
+    console.log(`${tag} running g. GET /small (${SMALL_BYTES} bytes), keep-alive (${ORDER.join(', then ')}; ${warmupSeconds} s warm-up + ${seconds} s each)`);
+    const g = new Map<PathKey, LoadResult>();
+    await each('g', async (way) => {
+      await tool.run(loadTarget(way, '/small'), warmupSeconds);
+      checkInterrupted();
+      const result = await tool.run(loadTarget(way, '/small'), seconds);
+      console.log(resultLine(way.label, result));
+      g.set(way.key, result);
+    });
+    const ge = g.get('edgeplane');
+    const gDirect = g.get('direct-https');
+    const gSsh = g.get('ssh');
+    const rate = (r: LoadResult | undefined) => (r ? `${formatInt(r.rate)} req/s${r.non2xx + r.errors > 0 ? ' !' : ''}` : 'failed');
+    verdicts.push(
+      {
+        row: 'g',
+        what: 'small requests/s through the endpoint vs ssh -R',
+        measured: rate(ge),
+        beside: gSsh ? `ssh -R ${rate(gSsh)} (${ge ? (ge.rate / gSsh.rate).toFixed(2) : '—'}×)` : `ssh -R ${sshSkipped ? 'skipped' : 'failed'}`,
+        target: '≥ 1.00 × ssh -R',
+        outcome: ge && gSsh ? verdict(ge.rate >= gSsh.rate) : 'n/a',
+      },
+      {
+        row: 'g',
+        what: 'small requests/s through the endpoint vs straight',
+        measured: rate(ge),
+        beside: gDirect ? `direct HTTPS ${rate(gDirect)} (${ge ? (ge.rate / gDirect.rate).toFixed(2) : '—'}×)` : 'direct failed',
+        target: '≥ 0.50 × direct HTTPS',
+        outcome: ge && gDirect ? verdict(ge.rate >= 0.5 * gDirect.rate) : 'n/a',
+      },
+    );
+
+    // h. one large download and one large upload, one at a time
+    console.log(`${tag} running h. one download and one upload of ${formatInt(largeBytes)} bytes by each path (streamed, one at a time)`);
+    const h = new Map<PathKey, { download: number; upload: number }>();
+    await each('h', async (way) => {
+      const downMs = await transfer(way, 'download', largeBytes);
+      checkInterrupted();
+      const upMs = await transfer(way, 'upload', largeBytes);
+      const result = { download: mbps(largeBytes, downMs), upload: mbps(largeBytes, upMs) };
+      console.log(
+        `    ${way.label.padEnd(30)} download ${result.download.toFixed(1).padStart(7)} MB/s (${formatSeconds(downMs)})   upload ${result.upload.toFixed(1).padStart(7)} MB/s (${formatSeconds(upMs)})`,
+      );
+      h.set(way.key, result);
+    });
+    for (const direction of ['download', 'upload'] as const) {
+      const e = h.get('edgeplane')?.[direction];
+      const ssh = h.get('ssh')?.[direction];
+      const direct = h.get('direct-https')?.[direction];
+      verdicts.push({
+        row: 'h',
+        what: `one ${formatBytes(largeBytes)} ${direction} through the endpoint, MB/s`,
+        measured: e === undefined ? 'failed' : `${e.toFixed(1)} MB/s`,
+        beside: `ssh -R ${ssh === undefined ? (sshSkipped ? 'skipped' : 'failed') : ssh.toFixed(1)}, direct HTTPS ${direct === undefined ? 'failed' : direct.toFixed(1)}`,
+        target: '≥ ssh -R MB/s',
+        outcome: e !== undefined && ssh !== undefined ? verdict(e >= ssh) : 'n/a',
+      });
     }
 
-    console.log(`\n=== Summary: the agent data path (SQLite; ${tool.name}, ${seconds} s runs) ===`);
+    // i. one request at a time
     console.log(
-      `g: GET of ${SMALL_BYTES} bytes, h: GET of ${formatInt(LARGE_BYTES)} bytes; MB/s is 10^6 bytes a second as the load tool counts them (heads and bodies). No targets yet.`,
+      `${tag} running i. GET /small one request at a time on one kept-alive connection (Node's client; ${warmupSeconds} s warm-up + ${seconds} s each)`,
     );
-    for (const line of table(['row', 'req/s', 'MB/s', 'vs direct https', 'vs ssh -R'], summary)) console.log(line);
-    if (sshSkipped) console.log(`ssh -R skipped: ${sshSkipped}`);
-    if (summary.some((r) => r[1]!.endsWith('!'))) console.log('! the load tool saw non-2xx responses or socket errors in that run: see the lines above');
-  } catch (error) {
-    checkInterrupted();
-    fail('agent rows', error);
+    const i = new Map<PathKey, { count: number; p50: number; p99: number }>();
+    await each('i', async (way) => {
+      const r = await sequentialLatency(way, seconds, warmupSeconds);
+      console.log(
+        `    ${way.label.padEnd(30)} p50 ${formatMs(r.p50).padStart(6)} ms   p99 ${formatMs(r.p99).padStart(6)} ms   (${formatInt(r.count)} requests)`,
+      );
+      i.set(way.key, r);
+    });
+    const ie = i.get('edgeplane');
+    const iDirect = i.get('direct-https');
+    const iSsh = i.get('ssh');
+    if (ie && iDirect)
+      console.log(`    added by the endpoint over direct HTTPS: p50 +${formatMs(ie.p50 - iDirect.p50)} ms, p99 +${formatMs(ie.p99 - iDirect.p99)} ms`);
+    if (iSsh && iDirect)
+      console.log(`    added by ssh -R over direct HTTPS: p50 +${formatMs(iSsh.p50 - iDirect.p50)} ms, p99 +${formatMs(iSsh.p99 - iDirect.p99)} ms`);
+    const added = (r: typeof ie) => (r && iDirect ? `+${formatMs(r.p50 - iDirect.p50)} / +${formatMs(r.p99 - iDirect.p99)} ms` : '—');
+    verdicts.push({
+      row: 'i',
+      what: 'added latency p50/p99, one request at a time',
+      measured: ie ? `${formatMs(ie.p50)} / ${formatMs(ie.p99)} ms (${added(ie)})` : 'failed',
+      beside: `direct HTTPS ${iDirect ? `${formatMs(iDirect.p50)} / ${formatMs(iDirect.p99)} ms` : 'failed'}; ssh -R ${iSsh ? `${formatMs(iSsh.p50)} / ${formatMs(iSsh.p99)} ms (${added(iSsh)})` : sshSkipped ? 'skipped' : 'failed'}`,
+      target: 'p50 ≤ direct + 1 ms',
+      outcome: ie && iDirect ? verdict(ie.p50 - iDirect.p50 <= 1) : 'n/a',
+    });
   } finally {
     await tunnel?.close().catch((error: unknown) => console.log(`${tag} stopping ssh/sshd: ${message(error)}`));
-    await stopUpstream(child);
-    await h?.close();
   }
-  return { failures, elapsedMs: sectionDone('agents', started) };
 }

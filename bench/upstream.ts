@@ -1,25 +1,57 @@
-// The upstream of the agent rows and of the edge rows, and the agent, in a child process of the
-// benchmark (forked with IPC), so that neither shares an event loop, a garbage collector or a
-// process with edgeplane: a bare node:http server on loopback (GET /small, GET /large, and
-// GET /headers, which answers the request's headers as JSON for the edge rows' checks), the same
-// handler behind node:https with a self-signed ECDSA P-256 certificate (the key kind of
-// edgeplane's own certificates), and, when asked, an agent of ngrok's SDK (@ngrok/ngrok) that
-// binds an HTTPS endpoint forwarding to the plain HTTP server. The parent talks to it with the
-// messages below; it exits when the parent goes away.
+// The upstream of the data-path rows and of the edge rows, and the agent, in a child process of
+// the benchmark (forked with IPC), so that neither shares an event loop, a garbage collector or a
+// process with edgeplane: a bare node:http server on loopback (GET /small, GET /download?bytes=N
+// and POST /upload for the transfers of row h, both streamed, and GET /headers, which answers the
+// request's headers as JSON for the edge rows' checks), the same handler behind node:https with a
+// self-signed ECDSA P-256 certificate (the key kind of edgeplane's own certificates), and, when
+// asked, an agent of ngrok's SDK (@ngrok/ngrok) that binds an HTTPS endpoint forwarding to the
+// plain HTTP server. The parent talks to it with the messages below; it exits when the parent
+// goes away.
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import ngrok from '@ngrok/ngrok';
 import { selfSigned } from '../test/helpers/certs.js';
-import { LARGE_BYTES, SMALL_BYTES, type FromUpstream, type ToUpstream } from './upstream-messages.js';
+import { SMALL_BYTES, type FromUpstream, type ToUpstream } from './upstream-messages.js';
 
 const bodies: Record<string, Buffer> = {
   '/small': Buffer.alloc(SMALL_BYTES, 'x'),
-  '/large': Buffer.alloc(LARGE_BYTES, 'y'),
 };
 
+/** What GET /download sends, again and again: a body of any size is never held whole. */
+const CHUNK = Buffer.alloc(64 * 1024, 'z');
+
+/** Writes `total` bytes of CHUNK, waiting for 'drain' whenever the socket's buffer is full. */
+function download(res: http.ServerResponse, total: number): void {
+  res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': total });
+  let left = total;
+  const write = (): void => {
+    while (left > 0) {
+      const n = Math.min(CHUNK.length, left);
+      left -= n;
+      if (!res.write(n === CHUNK.length ? CHUNK : CHUNK.subarray(0, n))) return void res.once('drain', write);
+    }
+    res.end();
+  };
+  write();
+}
+
+/** Reads the request's body to its end, counting it, and answers the count as JSON. */
+function upload(req: http.IncomingMessage, res: http.ServerResponse): void {
+  let bytes = 0;
+  req.on('data', (chunk: Buffer) => (bytes += chunk.length));
+  req.on('end', () => {
+    const body = Buffer.from(JSON.stringify({ bytes }));
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': body.length });
+    res.end(body);
+  });
+}
+
 function handler(req: http.IncomingMessage, res: http.ServerResponse): void {
+  if (req.method === 'POST' && req.url === '/upload') return upload(req, res);
   req.resume();
+  const asked = req.method === 'GET' && req.url?.startsWith('/download?') ? Number(new URLSearchParams(req.url.slice('/download?'.length)).get('bytes')) : NaN;
+  if (Number.isSafeInteger(asked) && asked >= 0) return download(res, asked);
   if (req.method === 'GET' && req.url === '/headers') {
     // What reached the upstream (the edge rows check their request modules with it; never loaded).
     const seen = Buffer.from(JSON.stringify(req.headers));

@@ -3,8 +3,9 @@
 # sshd), the ACME tests issue certificates from a real Pebble (pebble, pebble-challtestsrv), and
 # the benchmark's load generator is checked with a real wrk.
 # With --bench, run before `npm run bench`: the load generator wrk (without it the benchmark
-# falls back to autocannon) and OpenSSH's client and server for the agent rows' `ssh -R` baseline
-# (without them that row is skipped); so a missing tool is only a note.
+# falls back to autocannon), OpenSSH's client and server for the agent rows' `ssh -R` baseline
+# and HAProxy for the static-address edge row's baseline (without them those baselines are
+# skipped); so a missing tool is only a note.
 # Installs Debian's packages for whatever is missing, with one apt-get update and one install,
 # when this is a Debian machine we may change (root); otherwise says what to install.
 set -euo pipefail
@@ -13,10 +14,11 @@ has() { command -v "$1" >/dev/null 2>&1; }
 
 missing=()
 if [ "${1:-}" = --bench ]; then
-  purpose="the benchmark's load generator and its ssh -R baseline"
+  purpose="the benchmark's load generator and its ssh -R and HAProxy baselines"
   if ! has wrk; then missing+=(wrk); fi
   if ! has ssh-keygen || ! has ssh; then missing+=(openssh-client); fi
   if [ ! -x /usr/sbin/sshd ]; then missing+=(openssh-server); fi
+  if ! has haproxy && [ ! -x /usr/sbin/haproxy ]; then missing+=(haproxy); fi
 else
   purpose="the SSH certificate, ACME and benchmark tests"
   if ! has wrk; then missing+=(wrk); fi
@@ -36,7 +38,8 @@ if [ "$(id -u)" = 0 ] && has apt-get; then
 fi
 if [ "${1:-}" = --bench ]; then
   echo "not installed: Debian's ${missing[*]}: without wrk the benchmark uses autocannon's CLI instead;" \
-    "without OpenSSH (openssh-client, openssh-server) the agent rows' ssh -R baseline is skipped" >&2
+    "without OpenSSH (openssh-client, openssh-server) the agent rows' ssh -R baseline is skipped;" \
+    "without haproxy the static-address edge row's HAProxy baseline is skipped" >&2
   exit 0
 fi
 echo "The tests need Debian's packages ${missing[*]}: OpenSSH (ssh-keygen, ssh, /usr/sbin/sshd) for the SSH tests" \
