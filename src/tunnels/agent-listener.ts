@@ -27,7 +27,7 @@ import { Session, type MuxadoStream } from '../lib/muxado/session.js';
 import { acceptTyped, startHeartbeat } from '../lib/muxado/typed.js';
 import { authenticateAgentToken, looksLikeAgentToken, usableCredentialIds, type AgentCredential } from '../resources/credentials/credential.token.js';
 import { randomBase62 } from '../core/ids.js';
-import { BIND_ERRORS, BindRefused, placeBind, placeLabeled, type BindSettings, type Placement } from './binds.js';
+import { BIND_ERRORS, BindRefused, placeBind, placeLabeled, sealBindOptions, type BindSettings, type Placement } from './binds.js';
 import type { TunnelTarget } from '../core/live-agents.js';
 import type { AgentSessionInfo, AgentSessionRegistry, SessionHandle } from './registry.js';
 import type { RouteClaims } from './claims.js';
@@ -303,6 +303,10 @@ async function serveRequest(request: AgentRequest, stream: MuxadoStream, info: A
   try {
     const placement = request.type === StreamType.bind ? await placeBind(request.message, placeOptions) : await placeLabeled(request.message, placeOptions);
     if (session.closed || registry.infoOf(info.id) !== info) return;
+    if (request.type === StreamType.bind && placement.modules) {
+      const sealed = sealBindOptions(request.message, placement.live.id, ctx.binds);
+      if (sealed !== undefined) placement.live.sealedOptions = sealed;
+    }
     await hold(placement, info, session, ctx);
     if (request.type === StreamType.bind) answerBind(request.message, placement, stream);
     else answerLabeled(request.message, placement, stream);
