@@ -214,7 +214,7 @@ export function chooseVersion(offered: readonly string[]): string | undefined {
 /** One agent connection: its muxado session, its Auth, then its requests. */
 function serveAgent(socket: tls.TLSSocket, ip: string, ctx: ServeContext): void {
   const { tuning, log, registry } = ctx;
-  const session = new Session(socket, { role: 'server' });
+  const session = new Session(socket, { role: 'server', acknowledgeWindowUpdates: true });
   let info: AgentSessionInfo | undefined;
   let authStarted = false;
   let inFlight = 0;
