@@ -46,6 +46,12 @@ export interface Config {
   ingress: { https?: { host: string; port: number }; http?: { host: string; port: number }; tcpHost: string; signIn?: SignInConfig };
   /** The level of the line each public request or connection leaves in the log, or off. */
   accessLog: AccessLogSetting;
+  /**
+   * Where other instances dial this one to reach its agents, and the address they are told;
+   * undefined: off (public connections reach the agents of this instance only). `address`
+   * undefined: the listener's own host and port, once it listens.
+   */
+  peer?: { listen: { host: string; port: number }; address?: string };
 }
 
 /** OAuth providers moved to another host, and the server's own OAuth application per provider (set only when configured). */
@@ -200,6 +206,16 @@ export const SETTINGS = {
     'EDGEPLANE_INGRESS_HTTP_LISTEN',
     '--ingress-http-listen',
     "host:port where public clients reach agents' HTTP endpoints, or off (default 127.0.0.1 at the API's port + 3: 8446)",
+  ],
+  peerListen: [
+    'EDGEPLANE_PEER_LISTEN',
+    '--peer-listen',
+    "host:port where other instances of the same store dial in to reach this instance's agents (a private network; off when unset)",
+  ],
+  peerAddress: [
+    'EDGEPLANE_PEER_ADDRESS',
+    '--peer-address',
+    'host:port other instances dial to reach this one (default: the EDGEPLANE_PEER_LISTEN address; required when that is 0.0.0.0 or ::)',
   ],
   ingressTcpHost: [
     'EDGEPLANE_INGRESS_TCP_HOST',
@@ -369,6 +385,7 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
 
   const { agentListen, ingress } = readDataPlaneListen(raw, cwd, listen, problems);
   const signIn = readSignIn(raw, problems);
+  const peer = readPeer(raw, problems);
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -391,7 +408,29 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
     ...(agentListen && { agentListen }),
     ingress: { ...ingress, ...(signIn && { signIn }) },
     accessLog,
+    ...(peer && { peer }),
   };
+}
+
+/** The peer listener and the address peers dial; a wildcard listener needs the address said. */
+function readPeer(raw: RawSettings, problems: string[]): Config['peer'] {
+  if (raw.peerListen === undefined || raw.peerListen.toLowerCase() === 'off') {
+    if (raw.peerAddress !== undefined) problems.push('EDGEPLANE_PEER_ADDRESS needs EDGEPLANE_PEER_LISTEN');
+    return undefined;
+  }
+  const listen = parseHostPort(raw.peerListen);
+  if (!listen) {
+    problems.push(`EDGEPLANE_PEER_LISTEN must be host:port with a port from 0 to 65535, or off; got '${raw.peerListen}'`);
+    return undefined;
+  }
+  if (raw.peerAddress !== undefined) {
+    const address = parseHostPort(raw.peerAddress);
+    if (!address || address.port === 0) problems.push(`EDGEPLANE_PEER_ADDRESS must be host:port with a port from 1 to 65535; got '${raw.peerAddress}'`);
+    return { listen, address: raw.peerAddress };
+  }
+  if (listen.host === '0.0.0.0' || listen.host === '::')
+    problems.push(`EDGEPLANE_PEER_ADDRESS must say how other instances reach this one: EDGEPLANE_PEER_LISTEN (${raw.peerListen}) listens on every address`);
+  return { listen };
 }
 
 /**

@@ -116,10 +116,12 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       metrics: app.metrics.registry,
       agents: { host: agentListen.host, port: agentListen.port, tls: agentTls, ...(options.agents && { tuning: options.agents }) },
       ingress: { ...config.ingress, accessLog: config.accessLog, certificates: { dataDir: config.dataDir, defaultCertificate: localCertificate } },
+      ...(config.peer && { peer: config.peer }),
     });
     say(`agents dial in at ${hostPort(dataPlane.agentAddress)} (TLS)`);
     if (dataPlane.httpsAddress) say(`public HTTPS and TLS endpoints on ${hostPort(dataPlane.httpsAddress)}`);
     if (dataPlane.httpAddress) say(`public HTTP endpoints on ${hostPort(dataPlane.httpAddress)}`);
+    if (dataPlane.peerAddress) say(`other instances reach this one's agents at ${hostPort(dataPlane.peerAddress)} (peer links)`);
   }
 
   let runner: JobRunner | undefined;

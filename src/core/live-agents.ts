@@ -53,6 +53,8 @@ export interface LiveTunnel {
   metadata: string;
   forwardsTo: string;
   startedAt: Date;
+  /** An endpoint's Bind, sealed, when it asks for modules: written with the tunnel so any instance can enforce them. */
+  sealedOptions?: string;
 }
 
 /** What this process holds now; the many-instance records are written from it. */

@@ -2,7 +2,7 @@
 // sessions of every account, so these take the store rather than a ScopedDb
 // (src/tunnels/live-records.ts calls them). The API reads the rows through the `live_*` views and
 // queues commands through ScopedDb, in the account.
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { AgentSessionsTable, AgentTunnelsTable, Database } from './schema.js';
 import { withTx, type Store } from './store.js';
 
@@ -27,6 +27,8 @@ export interface SyncInput {
   tunnels: readonly TunnelRecord[];
   /** At most this many queued commands are taken. */
   commandLimit: number;
+  /** The address this instance's peers dial to reach its agents (peer_instances); none when it listens for no peer. */
+  peerAddress?: string;
 }
 
 export interface SyncOutcome {
@@ -38,6 +40,12 @@ export interface SyncOutcome {
   /** Commands for sessions of this instance, deleted from the queue in the same transaction. */
   commands: QueuedCommand[];
 }
+
+/**
+ * Told at the commit of every sync (PostgreSQL NOTIFY): the instances that carry public
+ * connections to other instances' agents read the rows again (src/tunnels/remote-tunnels.ts).
+ */
+export const LIVE_AGENTS_CHANNEL = 'edgeplane_live_agents';
 
 /** Rows per INSERT: far below either store's limit on bound parameters. */
 const CHUNK = 200;
@@ -95,6 +103,15 @@ export function syncLiveAgents(store: Store, input: SyncInput): Promise<SyncOutc
         .execute();
     }
 
+    if (input.peerAddress !== undefined) {
+      await trx
+        .insertInto('peer_instances')
+        .values({ id: instanceId, peer_address: input.peerAddress, lease_expires_at: leaseExpiresAt })
+        .onConflict((oc) => oc.column('id').doUpdateSet({ peer_address: input.peerAddress!, lease_expires_at: leaseExpiresAt }))
+        .execute();
+    }
+    await trx.deleteFrom('peer_instances').where('lease_expires_at', '<=', now).execute();
+
     // This instance's rows that this sync did not write are no longer live here.
     await trx.deleteFrom('agent_tunnels').where('instance_id', '=', instanceId).where('lease_expires_at', '<', leaseExpiresAt).execute();
     await trx.deleteFrom('agent_sessions').where('instance_id', '=', instanceId).where('lease_expires_at', '<', leaseExpiresAt).execute();
@@ -102,6 +119,8 @@ export function syncLiveAgents(store: Store, input: SyncInput): Promise<SyncOutc
     // Any instance's rows whose lease ran out: that instance stopped (a crash, a lost database).
     const expiredTunnels = await trx.deleteFrom('agent_tunnels').where('lease_expires_at', '<=', now).executeTakeFirst();
     const expiredSessions = await trx.deleteFrom('agent_sessions').where('lease_expires_at', '<=', now).executeTakeFirst();
+
+    if (store.dialect === 'postgres') await sql`select pg_notify(${LIVE_AGENTS_CHANNEL} || ':' || current_schema(), '')`.execute(trx);
 
     const commands = (await trx
       .selectFrom('agent_session_commands as c')
@@ -136,5 +155,52 @@ export async function removeInstance(store: Store, instanceId: string): Promise<
   await withTx(store, async (trx) => {
     await trx.deleteFrom('agent_tunnels').where('instance_id', '=', instanceId).execute();
     await trx.deleteFrom('agent_sessions').where('instance_id', '=', instanceId).execute();
+    await trx.deleteFrom('peer_instances').where('id', '=', instanceId).execute();
+    if (store.dialect === 'postgres') await sql`select pg_notify(${LIVE_AGENTS_CHANNEL} || ':' || current_schema(), '')`.execute(trx);
   });
+}
+
+/** A live tunnel held by another instance that its peers can reach, with the route it claims (none for a labeled tunnel). */
+export interface RemoteTunnelRow {
+  id: string;
+  account_id: string;
+  instance_id: string;
+  peer_address: string;
+  labels: string | null;
+  endpoint_id: string | null;
+  endpoint_proto: string | null;
+  endpoint_domain_id: string | null;
+  endpoint_tcp_addr_id: string | null;
+  sealed_options: string | null;
+  route: string | null;
+}
+
+/**
+ * The live tunnels of every other instance that listens for peers, each with its claimed route:
+ * what this instance forwards to when a public connection reaches it for an agent it does not
+ * hold. Rows whose lease ran out (by `now`) are left out, as are the claims of another tunnel.
+ */
+export function remoteTunnels(store: Store, instanceId: string, now: string): Promise<RemoteTunnelRow[]> {
+  return store.db
+    .selectFrom('agent_tunnels as t')
+    .innerJoin('peer_instances as p', 'p.id', 't.instance_id')
+    .leftJoin('agent_route_claims as c', (join) => join.onRef('c.tunnel_id', '=', 't.id').onRef('c.instance_id', '=', 't.instance_id'))
+    .select([
+      't.id',
+      't.account_id',
+      't.instance_id',
+      'p.peer_address',
+      't.labels',
+      't.endpoint_id',
+      't.endpoint_proto',
+      't.endpoint_domain_id',
+      't.endpoint_tcp_addr_id',
+      't.sealed_options',
+      'c.route',
+    ])
+    .where('t.instance_id', '!=', instanceId)
+    .where('t.lease_expires_at', '>', now)
+    .where('p.lease_expires_at', '>', now)
+    .orderBy('t.id')
+    .execute();
 }

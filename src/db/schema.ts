@@ -234,6 +234,16 @@ export interface AgentTunnelsTable {
   endpoint_hostport: string | null;
   endpoint_domain_id: string | null;
   endpoint_tcp_addr_id: string | null;
+  /** The Bind's options, sealed (migration 0023): the modules any instance enforces for this endpoint; null when it asked for none. */
+  sealed_options: string | null;
+}
+
+/** An instance that carries public connections for its peers (migration 0023), with its lease. */
+export interface PeerInstancesTable {
+  id: string;
+  /** host:port its peers dial (EDGEPLANE_PEER_ADDRESS). */
+  peer_address: string;
+  lease_expires_at: string;
 }
 
 /** A command for a session, queued by an instance that does not hold it; its holder runs it at its next sync. */
@@ -297,6 +307,7 @@ export interface Database {
   agent_tunnels: AgentTunnelsTable;
   agent_session_commands: AgentSessionCommandsTable;
   agent_route_claims: AgentRouteClaimsTable;
+  peer_instances: PeerInstancesTable;
   /** Views (migration 0020): the rows above whose lease has not run out. */
   live_tunnel_sessions: AgentSessionsTable;
   live_tunnels: AgentTunnelsTable;

@@ -3,6 +3,7 @@
 // labeled tunnels (StartTunnelWithLabel); public connections reach them as Proxy streams the
 // server opens. A broken rule (malformed frame, invalid JSON) ends that session only; every
 // wait has a timeout and every count a bound (docs/agent-protocol.md, "The listener").
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import net, { type AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import type { Logger } from 'pino';
@@ -26,8 +27,8 @@ import { ErrorCode, MuxadoError } from '../lib/muxado/frame.js';
 import { Session, type MuxadoStream } from '../lib/muxado/session.js';
 import { acceptTyped, startHeartbeat } from '../lib/muxado/typed.js';
 import { authenticateAgentToken, looksLikeAgentToken, usableCredentialIds, type AgentCredential } from '../resources/credentials/credential.token.js';
-import { randomBase62 } from '../core/ids.js';
-import { BIND_ERRORS, BindRefused, placeBind, placeLabeled, type BindSettings, type Placement } from './binds.js';
+
+import { BIND_ERRORS, BindRefused, placeBind, placeLabeled, sealBindOptions, type BindSettings, type Placement } from './binds.js';
 import type { TunnelTarget } from '../core/live-agents.js';
 import type { AgentSessionInfo, AgentSessionRegistry, SessionHandle } from './registry.js';
 import type { RouteClaims } from './claims.js';
@@ -213,7 +214,7 @@ export function chooseVersion(offered: readonly string[]): string | undefined {
 /** One agent connection: its muxado session, its Auth, then its requests. */
 function serveAgent(socket: tls.TLSSocket, ip: string, ctx: ServeContext): void {
   const { tuning, log, registry } = ctx;
-  const session = new Session(socket, { role: 'server' });
+  const session = new Session(socket, { role: 'server', acknowledgeWindowUpdates: true });
   let info: AgentSessionInfo | undefined;
   let authStarted = false;
   let inFlight = 0;
@@ -303,6 +304,10 @@ async function serveRequest(request: AgentRequest, stream: MuxadoStream, info: A
   try {
     const placement = request.type === StreamType.bind ? await placeBind(request.message, placeOptions) : await placeLabeled(request.message, placeOptions);
     if (session.closed || registry.infoOf(info.id) !== info) return;
+    if (request.type === StreamType.bind && placement.modules) {
+      const sealed = sealBindOptions(request.message, placement.live.id, ctx.binds);
+      if (sealed !== undefined) placement.live.sealedOptions = sealed;
+    }
     await hold(placement, info, session, ctx);
     if (request.type === StreamType.bind) answerBind(request.message, placement, stream);
     else answerLabeled(request.message, placement, stream);
@@ -461,7 +466,12 @@ async function authenticate(
     log.info({ ip }, 'agent refused: authtoken invalid');
     return refuse('The authtoken you specified is properly formed, but it is invalid (unknown or deleted).', AGENT_ERRORS.authtokenInvalid);
   }
-  const { id, resumed } = registry.sessionIdFor(credential.id, auth.clientId, auth.extra.cookie);
+  let { id, resumed } = registry.sessionIdFor(credential.id, auth.clientId, auth.extra.cookie);
+  // A session of another instance (one that stopped, died or drained): its cookie is any
+  // instance's to check, so it resumes here with its id, and its tunnels with theirs (their
+  // route claims pass to this instance, and random names come back with their tokens).
+  if (!resumed && auth.clientId !== '' && sameSecret(sessionCookie(ctx.binds.bindKey, auth.clientId, credential.id), auth.extra.cookie))
+    ({ id, resumed } = { id: auth.clientId, resumed: true });
   const others = registry.list(credential.accountId).filter((s) => s.id !== id).length;
   if (others >= tuning.maxSessionsPerAccount) {
     log.info({ account_id: credential.accountId, limit: tuning.maxSessionsPerAccount, ip }, 'agent refused: too many sessions');
@@ -477,7 +487,7 @@ async function authenticate(
     metadata: auth.extra.metadata,
     ip,
     startedAt: new Date(),
-    cookie: randomBase62(32),
+    cookie: sessionCookie(ctx.binds.bindKey, id, credential.id),
     unsupported: { restart: auth.extra.restartUnsupportedError, stop: auth.extra.stopUnsupportedError, update: auth.extra.updateUnsupportedError },
   };
   registry.add(info, { end, open: () => session.open() });
@@ -487,6 +497,21 @@ async function authenticate(
     'agent session started',
   );
   return info;
+}
+
+/**
+ * The cookie of a session's Auth reply, which the agent presents to resume it: a MAC of the
+ * session and its credential under a key every instance derives from the master key, so any
+ * instance can check it and none can be given a cookie it did not make.
+ */
+export function sessionCookie(key: Buffer, sessionId: string, credentialId: string): string {
+  return createHmac('sha256', key).update(`edgeplane session cookie\n${sessionId}\n${credentialId}`).digest('base64url');
+}
+
+function sameSecret(expected: string, given: string): boolean {
+  const a = Buffer.from(expected);
+  const b = Buffer.from(given);
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /**

@@ -101,6 +101,17 @@ function modulesOf(bind: Bind, settings: BindSettings): AgentEndpointModules | u
   }
 }
 
+/** What another instance needs to enforce an endpoint's modules: its Bind, sealed with the master key and bound to the tunnel. */
+export function sealBindOptions(bind: Bind, tunnelId: string, settings: BindSettings): string | undefined {
+  return settings.sealer?.seal(JSON.stringify(bind), `agent-bind:${tunnelId}`);
+}
+
+/** The modules of another instance's endpoint, from its sealed Bind (sealBindOptions); throws when it does not open or is refused here. */
+export function modulesOfSealed(sealed: string, tunnelId: string, settings: BindSettings): AgentEndpointModules | undefined {
+  if (!settings.sealer) throw new Error('no sealer to open the options with');
+  return modulesOf(JSON.parse(settings.sealer.open(sealed, `agent-bind:${tunnelId}`)) as Bind, settings);
+}
+
 const RANDOM_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
 function randomName(base: string): string {

@@ -21,12 +21,14 @@ import { startIngress, type IngressTuning } from '../ingress/ingress.js';
 import { Traffic, type AccessLogLevel } from '../ingress/traffic-metrics.js';
 import type { Sealer } from '../lib/crypto/sealer.js';
 import { startAgentListener, type AgentListenerTuning } from './agent-listener.js';
-import type { BindSettings } from './binds.js';
+import { modulesOfSealed, type BindSettings } from './binds.js';
 import { RouteClaims } from './claims.js';
 import { LiveRecords } from './live-records.js';
-import type { SessionCommands } from '../core/live-agents.js';
+import type { IngressDirectory, SessionCommands } from '../core/live-agents.js';
 import type { AgentSessionRegistry } from './registry.js';
 import { TcpIngress } from './tcp-ingress.js';
+import { listenForPeers, PeerLinks, peerKey } from './peer-links.js';
+import { ClusterDirectory, RemoteTunnels } from './remote-tunnels.js';
 
 export interface DataPlaneOptions {
   store: Store;
@@ -61,7 +63,14 @@ export interface DataPlaneOptions {
   commands: SessionCommands;
   /** The lease of this instance's rows of sessions and tunnels (default 30 s). */
   leaseMs?: number;
+  /** This instance's id in the store's rows (default: the process's); tests run several instances in one process. */
+  instanceId?: string;
   limits?: { maxTunnelsPerSession?: number; maxTunnelsPerAccount?: number };
+  /**
+   * Routing between instances: where this instance listens for its peers and the address it
+   * gives them (default: where it listens); absent, public connections reach this process's agents only.
+   */
+  peer?: { listen: { host: string; port: number }; address?: string; pollMs?: number };
 }
 
 export interface DataPlane {
@@ -72,6 +81,10 @@ export interface DataPlane {
   edgePorts: EdgePorts;
   httpsAddress?: AddressInfo;
   httpAddress?: AddressInfo;
+  /** Where other instances dial this one (with `peer`). */
+  peerAddress?: AddressInfo;
+  /** The tunnels of the other instances, as this one sees them (with `peer`). */
+  remoteTunnels?: RemoteTunnels;
   close(): Promise<void>;
 }
 
@@ -83,6 +96,7 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
     commands: options.commands,
     log: log.child({ component: 'live-records' }),
     ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }),
+    ...(options.instanceId !== undefined && { instanceId: options.instanceId }),
   });
   const edges = new EdgeDirectory({
     store: options.store,
@@ -96,11 +110,23 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
     log: log.child({ component: 'ingress' }),
     accessLog: ingress.accessLog,
   });
+  const binds: BindSettings = {
+    domains: options.domains,
+    bindKey: createHmac('sha256', options.masterKey).update('edgeplane tunnel tokens').digest(),
+    sealer: options.sealer,
+    // An agent's OAuth without a client of its own uses the server's application for the provider, where there is one.
+    managedOAuthProviders: Object.keys(options.ingress?.signIn?.defaultClients ?? {}),
+    maxTunnelsPerSession: options.limits?.maxTunnelsPerSession ?? 100,
+    maxTunnelsPerAccount: options.limits?.maxTunnelsPerAccount ?? 1000,
+  };
+  const cluster = options.peer && (await startCluster(options, records.instanceId, binds));
+  const directory: IngressDirectory = cluster ? new ClusterDirectory(registry, cluster.remote) : registry;
+  if (cluster) records.peerAddress = cluster.advertised;
   const policies = new CompiledPolicies(edges, log.child({ component: 'edges' }));
   const streams = createStreamEdgeServer({
     edges,
     policies,
-    directory: registry,
+    directory,
     log: log.child({ component: 'edges' }),
     traffic,
     ...(ingress.edgeTuning?.connectTimeoutMs !== undefined && { connectTimeoutMs: ingress.edgeTuning.connectTimeoutMs }),
@@ -112,7 +138,7 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
       ? await startIngress({
           ...(ingress.https && { https: ingress.https }),
           ...(ingress.http && { http: ingress.http }),
-          directory: registry,
+          directory,
           edges: {
             directory: edges,
             streams,
@@ -158,17 +184,8 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
       return edge !== undefined;
     },
   });
-  const binds: BindSettings = {
-    domains: options.domains,
-    ...(listeners?.httpsAddress && { httpsPort: listeners.httpsAddress.port }),
-    ...(listeners?.httpAddress && { httpPort: listeners.httpAddress.port }),
-    bindKey: createHmac('sha256', options.masterKey).update('edgeplane tunnel tokens').digest(),
-    sealer: options.sealer,
-    // An agent's OAuth without a client of its own uses the server's application for the provider, where there is one.
-    managedOAuthProviders: Object.keys(options.ingress?.signIn?.defaultClients ?? {}),
-    maxTunnelsPerSession: options.limits?.maxTunnelsPerSession ?? 100,
-    maxTunnelsPerAccount: options.limits?.maxTunnelsPerAccount ?? 1000,
-  };
+  if (listeners?.httpsAddress) binds.httpsPort = listeners.httpsAddress.port;
+  if (listeners?.httpAddress) binds.httpPort = listeners.httpAddress.port;
   let agents;
   try {
     agents = await startAgentListener({
@@ -188,6 +205,7 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
   } catch (err) {
     await listeners?.close();
     await edges.close();
+    await cluster?.close();
     throw err;
   }
   const edgePorts = new EdgePorts({ edges, tcp, server: streams, log: log.child({ component: 'edges' }) });
@@ -201,11 +219,54 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
     edgePorts,
     ...(listeners?.httpsAddress && { httpsAddress: listeners.httpsAddress }),
     ...(listeners?.httpAddress && { httpAddress: listeners.httpAddress }),
+    ...(cluster && { peerAddress: cluster.listener.address, remoteTunnels: cluster.remote }),
     async close() {
       edgePorts.close();
-      await Promise.all([agents.close(), listeners?.close(), edges.close()]);
+      await Promise.all([agents.close(), listeners?.close(), edges.close(), cluster?.close()]);
       await claims.stop();
       await records.close();
+    },
+  };
+}
+
+/**
+ * Routing between instances: the peer listener, which hands the streams of other instances to
+ * this one's tunnels, and the other instances' tunnels, reached through links to theirs.
+ */
+async function startCluster(options: DataPlaneOptions, instanceId: string, binds: BindSettings) {
+  const { registry, log, peer } = options;
+  const key = peerKey(options.masterKey);
+  const peerLog = log.child({ component: 'peers' });
+  const listener = await listenForPeers({
+    ...peer!.listen,
+    key,
+    log: peerLog,
+    connect: ({ tunnelId, clientAddr }) => registry.tunnel(tunnelId)?.target.connect(clientAddr),
+  });
+  const links = new PeerLinks(key, peerLog);
+  const remote = new RemoteTunnels({
+    store: options.store,
+    instanceId,
+    links,
+    log: peerLog,
+    modulesOf: (sealed, tunnelId) => modulesOfSealed(sealed, tunnelId, binds),
+    ...(peer!.pollMs !== undefined && { pollMs: peer!.pollMs }),
+  });
+  try {
+    await remote.start();
+  } catch (err) {
+    await listener.close();
+    throw err;
+  }
+  const advertised =
+    peer!.address ?? `${listener.address.address.includes(':') ? `[${listener.address.address}]` : listener.address.address}:${listener.address.port}`;
+  return {
+    listener,
+    remote,
+    advertised,
+    async close() {
+      links.close();
+      await Promise.all([remote.close(), listener.close()]);
     },
   };
 }

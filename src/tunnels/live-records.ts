@@ -69,6 +69,7 @@ function tunnelRecord(t: LiveTunnel, region: string): TunnelRecord {
     endpoint_hostport: e?.hostport ?? null,
     endpoint_domain_id: e?.domainId ?? null,
     endpoint_tcp_addr_id: e?.tcpAddrId ?? null,
+    sealed_options: t.sealedOptions ?? null,
   };
 }
 
@@ -86,6 +87,8 @@ export class LiveRecords {
   private tail: Promise<unknown> = Promise.resolve();
   private lastLease = 0;
   private closed = false;
+  /** The address other instances dial to reach this one's agents (written with every sync); none: not reachable. */
+  peerAddress?: string;
 
   constructor(options: LiveRecordsOptions) {
     this.store = options.store;
@@ -162,6 +165,7 @@ export class LiveRecords {
         sessions: sessions.map(sessionRecord),
         tunnels,
         commandLimit: COMMANDS_PER_SYNC,
+        ...(this.peerAddress !== undefined && { peerAddress: this.peerAddress }),
       });
     } catch (error) {
       this.log.warn({ err: error, instance_id: this.instanceId }, 'live agents: the sync failed; the next one tries again');

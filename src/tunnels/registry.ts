@@ -77,6 +77,28 @@ export function internalRouteKey(accountId: string, url: string): string {
   return `internal:${accountId}:${url}`;
 }
 
+/** The route of `host` that `pick` has: the exact name first, then the wildcard endpoints that cover it, nearest first. */
+export function pickByName<T>(proto: EndpointProto, host: string, pick: (route: string) => T | undefined): T | undefined {
+  const exact = pick(routeKey(proto, host));
+  if (exact !== undefined) return exact;
+  const labels = host.split('.');
+  for (let i = 1; i < labels.length - 1; i++) {
+    const found = pick(routeKey(proto, `*.${labels.slice(i).join('.')}`));
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** Whether a tunnel's labels include every wanted label with the same value. */
+export function hasLabels(has: Readonly<Record<string, string>>, wanted: readonly (readonly [string, string])[]): boolean {
+  return wanted.every(([name, value]) => has[name] === value);
+}
+
+/** A key naming one label set, the same whatever the order its labels were given in. */
+export function labelSetKey(accountId: string, wanted: readonly (readonly [string, string])[]): string {
+  return `${accountId}\n${JSON.stringify([...wanted].sort(([a], [b]) => (a < b ? -1 : 1)))}`;
+}
+
 export interface RegistryOptions {
   /** How long an ended session's id can be resumed (default 10 minutes). */
   resumeWindowMs?: number;
@@ -264,16 +286,8 @@ export class AgentSessionRegistry implements IngressDirectory, LiveState {
     return tunnel.target;
   }
 
-  /** The exact name first, then the wildcard endpoints that cover it, nearest first. */
   private pickName(proto: EndpointProto, host: string): TunnelTarget | undefined {
-    const exact = this.pick(routeKey(proto, host));
-    if (exact) return exact;
-    const labels = host.split('.');
-    for (let i = 1; i < labels.length - 1; i++) {
-      const found = this.pick(routeKey(proto, `*.${labels.slice(i).join('.')}`));
-      if (found) return found;
-    }
-    return undefined;
+    return pickByName(proto, host, (route) => this.pick(route));
   }
 
   // ---- IngressDirectory ----
@@ -298,11 +312,10 @@ export class AgentSessionRegistry implements IngressDirectory, LiveState {
     const wanted = Object.entries(labels);
     const matching: HeldTunnel[] = [];
     for (const tunnel of this.labeledOf.get(accountId) ?? []) {
-      const has = tunnel.live.labels!;
-      if (wanted.every(([name, value]) => has[name] === value)) matching.push(tunnel);
+      if (hasLabels(tunnel.live.labels!, wanted)) matching.push(tunnel);
     }
     if (matching.length === 0) return undefined;
-    const key = `${accountId}\n${JSON.stringify(wanted.sort(([a], [b]) => (a < b ? -1 : 1)))}`;
+    const key = labelSetKey(accountId, wanted);
     const turn = this.labeledTurns.get(key) ?? 0;
     // Bounded: a turn counter per distinct label set asked for, forgotten in bulk past 10 000.
     if (this.labeledTurns.size >= 10_000) this.labeledTurns.clear();

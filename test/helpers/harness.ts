@@ -24,6 +24,7 @@ import type { EdgePorts } from '../../src/tunnels/edge-ports.js';
 import type { EdgeHttpTuning } from '../../src/ingress/edge-http.js';
 import type { SignInSettings } from '../../src/edges/sign-in/sign-in.js';
 import { AgentSessionRegistry } from '../../src/tunnels/registry.js';
+import type { RemoteTunnels } from '../../src/tunnels/remote-tunnels.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -211,6 +212,8 @@ export interface HarnessOptions {
   agents?: AgentListenerTuning;
   /** The lease of the live agent records (default 30 s). */
   leaseMs?: number;
+  /** Routing between instances: a peer listener on 127.0.0.1 (with `agents`), the other instances' tunnels read every `pollMs`. */
+  peers?: { pollMs?: number };
   /** Edges' timeouts towards their backends (default: the data plane's). */
   edgeTuning?: EdgeHttpTuning;
   /** Edges' sign-in: OAuth providers moved to stand-ins, the identity providers' CA, the session clock. */
@@ -231,6 +234,10 @@ export interface HarnessAgents {
   edges: EdgeDirectory;
   /** The TCP edges' ports this instance listens on. */
   edgePorts: EdgePorts;
+  /** With `peers`: the other instances' tunnels as this one sees them. */
+  remoteTunnels?: RemoteTunnels;
+  /** This instance's id in the live rows. */
+  instanceId: string;
 }
 
 export interface Harness {
@@ -284,7 +291,10 @@ async function serveApp(store: Store, database: Config['database'], options: Har
   if (options.agents) {
     const tlsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'edgeplane-agents-'));
     const tls = await ensureLocalTls(tlsDir, ['127.0.0.1']);
+    const instanceId = `inst_test_${randomBytes(6).toString('hex')}`;
     const listener = await startDataPlane({
+      instanceId,
+      ...(options.peers && { peer: { listen: { host: '127.0.0.1', port: 0 }, ...options.peers } }),
       store,
       log: logger,
       registry,
@@ -316,6 +326,8 @@ async function serveApp(store: Store, database: Config['database'], options: Har
         registry,
         edges: listener.edges,
         edgePorts: listener.edgePorts,
+        instanceId,
+        ...(listener.remoteTunnels && { remoteTunnels: listener.remoteTunnels }),
       },
     };
   }

@@ -111,9 +111,9 @@ class RawPeer {
   }
 }
 
-async function sessionWithRawPeer(role: 'server' | 'client' = 'server'): Promise<[Session, RawPeer]> {
+async function sessionWithRawPeer(role: 'server' | 'client' = 'server', more: { acknowledgeWindowUpdates?: boolean } = {}): Promise<[Session, RawPeer]> {
   const [s, c] = await socketPair();
-  return role === 'server' ? [new Session(s, { role }), new RawPeer(c)] : [new Session(c, { role }), new RawPeer(s)];
+  return role === 'server' ? [new Session(s, { role, ...more }), new RawPeer(c)] : [new Session(c, { role, ...more }), new RawPeer(s)];
 }
 
 async function readAll(stream: MuxadoStream): Promise<Buffer> {
@@ -270,6 +270,33 @@ describe('muxado sessions', { timeout: 15_000 }, () => {
     assert.equal((await closed)?.code, ErrorCode.protocol);
     assert.ok(streams[0]!.destroyed && local.destroyed);
     assert.equal(streams[0]!.sessionEndedWith?.code, ErrorCode.protocol);
+  });
+
+  it("answers a read that brought only a peer's WNDINC with a WNDINC of 0, when asked to", async () => {
+    const [session, peer] = await sessionWithRawPeer('server', { acknowledgeWindowUpdates: true });
+    const stream = session.open();
+    stream.write('request');
+    await peer.until(() => peer.dataBytes(2) === 7, 'the request');
+    const before = peer.frames.length;
+    peer.send({ type: 'wndinc', streamId: 2, increment: 7 });
+    const ack = await peer.until((frames) => frames.slice(before).find((f) => f.type === 'wndinc'), 'the acknowledgement');
+    assert.deepEqual(ack, { type: 'wndinc', streamId: 2, increment: 0 });
+    // The no-op changed nothing: the stream still sends a whole window.
+    assert.equal(stream.sendWindowRemaining, DEFAULT_WINDOW);
+    // A WNDINC for a stream that is gone is not answered; nor is any without the option.
+    const [plain, plainPeer] = await sessionWithRawPeer('server');
+    const other = plain.open();
+    other.write('x');
+    await plainPeer.until(() => plainPeer.dataBytes(2) === 1, 'the byte');
+    plainPeer.send({ type: 'wndinc', streamId: 2, increment: 1 });
+    await until(() => other.sendWindowRemaining === DEFAULT_WINDOW, 'the increment');
+    // Bytes written after the increment was read arrive after anything it made the session write.
+    other.write('y');
+    await plainPeer.until(() => plainPeer.dataBytes(2) === 2, 'the second byte');
+    assert.equal(plainPeer.frames.filter((f) => f.type === 'wndinc').length, 0, 'nothing answered without the option');
+    for (const s of [stream, other]) s.destroy();
+    session.destroy();
+    plain.destroy();
   });
 
   it('ends quietly when the peer hangs up: close with PeerEOF, no error event', async () => {

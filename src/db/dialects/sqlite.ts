@@ -75,6 +75,8 @@ function wrap(db: BetterSqlite3.Database, options: { snapshots?: boolean } = {})
   return {
     close: () => db.close(),
     endSnapshot,
+    /** How long a statement waits for another connection's lock (exec: no Statement object is made). */
+    setBusyTimeout: (ms: number) => db.exec(`pragma busy_timeout = ${Math.max(0, Math.floor(ms))}`),
     prepare(sql: string) {
       const statement = prepare(sql);
       return {
@@ -117,6 +119,8 @@ class FifoSqliteDriver implements Driver {
   constructor(
     private readonly db: Wrapped,
     private readonly beforeCommit: () => void = () => {},
+    /** Set for a file's writer: `begin immediate` then waits for another connection's lock on timers (see beginTransaction). */
+    private readonly busyTimeoutMs?: number,
   ) {
     this.connection = new SqliteConnection(db);
   }
@@ -144,7 +148,24 @@ class FifoSqliteDriver implements Driver {
    * the write at once with SQLITE_BUSY_SNAPSHOT, without waiting.
    */
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    if (this.busyTimeoutMs === undefined) return void (await connection.executeQuery(CompiledQuery.raw('begin immediate')));
+    // SQLite waits for another connection's lock inside the call, which blocks the event loop:
+    // had a connection of this process (a second store on the same file) taken the lock and then
+    // awaited anything, it could never finish, and both would wait out the busy timeout. So
+    // the lock is asked for without waiting, and the waits between tries are timers.
+    const deadline = Date.now() + this.busyTimeoutMs;
+    for (let pauseMs = 1; ; pauseMs = Math.min(pauseMs * 2, 50)) {
+      this.db.setBusyTimeout(0);
+      try {
+        await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+        return;
+      } catch (error) {
+        if (!isSqliteBusy(error) || Date.now() >= deadline) throw error;
+      } finally {
+        this.db.setBusyTimeout(this.busyTimeoutMs);
+      }
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
@@ -165,12 +186,13 @@ class EdgeplaneSqliteDialect implements Dialect {
   constructor(
     private readonly db: Wrapped,
     private readonly beforeCommit?: () => void,
+    private readonly busyTimeoutMs?: number,
   ) {}
   createAdapter() {
     return new SqliteAdapter();
   }
   createDriver() {
-    return new FifoSqliteDriver(this.db, this.beforeCommit);
+    return new FifoSqliteDriver(this.db, this.beforeCommit, this.busyTimeoutMs);
   }
   createQueryCompiler() {
     return new SqliteQueryCompiler();
@@ -228,7 +250,7 @@ export function openSqlite(
   // The writer first: it creates the file and puts it in WAL mode; a read-only connection cannot.
   const writer = wrap(connect(file, false, options.busyTimeoutMs));
   const readConnection = wrap(connect(file, true, options.busyTimeoutMs), { snapshots: true });
-  const db = new Kysely<Database>({ dialect: new EdgeplaneSqliteDialect(writer, readConnection.endSnapshot) });
+  const db = new Kysely<Database>({ dialect: new EdgeplaneSqliteDialect(writer, readConnection.endSnapshot, options.busyTimeoutMs) });
   const reader = new Kysely<Database>({ dialect: new EdgeplaneSqliteDialect(readConnection) });
   return {
     db,

@@ -23,6 +23,7 @@ import { credentials } from './0019-credentials.js';
 import { liveAgents } from './0020-live-agents.js';
 import { configRevisions } from './0021-config-revisions.js';
 import { cloudEndpoints } from './0022-cloud-endpoints.js';
+import { peerInstances } from './0023-peer-instances.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -50,6 +51,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0020-live-agents': liveAgents(dialect),
         '0021-config-revisions': configRevisions(dialect),
         '0022-cloud-endpoints': cloudEndpoints(dialect),
+        '0023-peer-instances': peerInstances(dialect),
       };
     },
   };
