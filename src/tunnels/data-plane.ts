@@ -208,6 +208,7 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
     await cluster?.close();
     throw err;
   }
+  const stopRemoteTcp = cluster && listenForRemoteTcp(cluster.remote, tcp, directory, registry);
   const edgePorts = new EdgePorts({ edges, tcp, server: streams, log: log.child({ component: 'edges' }) });
   edgePorts.start();
   registry.observe(() => records.changed());
@@ -221,12 +222,32 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
     ...(listeners?.httpAddress && { httpAddress: listeners.httpAddress }),
     ...(cluster && { peerAddress: cluster.listener.address, remoteTunnels: cluster.remote }),
     async close() {
+      stopRemoteTcp?.();
       edgePorts.close();
       await Promise.all([agents.close(), listeners?.close(), edges.close(), cluster?.close()]);
       await claims.stop();
       await records.close();
     },
   };
+}
+
+/**
+ * The other instances' TCP endpoints are listened for here too, on the same ports, each
+ * connection carried to the agent's instance; a port is given up when the tunnel goes, or to a
+ * tunnel bound here (TcpIngress.listen closes it first). Returns what stops it.
+ */
+function listenForRemoteTcp(remote: RemoteTunnels, tcp: TcpIngress, directory: IngressDirectory, registry: AgentSessionRegistry): () => void {
+  const reconcile = () => {
+    const wanted = new Set(remote.tcpPorts());
+    const listened = new Set(tcp.remotePorts());
+    for (const port of listened) if (!wanted.has(port)) void tcp.stopRemote(port);
+    for (const port of wanted) {
+      if (listened.has(port) || registry.tcp(port) !== undefined || !tcp.isFree(port)) continue;
+      void tcp.listenForRemote(port, (socket, client) => tcp.serveTunnel(directory.tcp(port), socket, client));
+    }
+  };
+  reconcile();
+  return remote.observe(reconcile);
 }
 
 /**

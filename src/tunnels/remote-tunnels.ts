@@ -192,6 +192,13 @@ export class RemoteTunnels implements IngressDirectory {
     return remote.target;
   }
 
+  /** The ports of the other instances' TCP tunnels, which this instance listens on for them. */
+  tcpPorts(): number[] {
+    const ports: number[] = [];
+    for (const route of this.snapshot.routes.keys()) if (route.startsWith('tcp:')) ports.push(Number(route.slice('tcp:'.length)));
+    return ports;
+  }
+
   // ---- IngressDirectory ----
 
   http(host: string, scheme: 'http' | 'https'): TunnelTarget | undefined {

@@ -26,15 +26,19 @@ export interface TcpIngressOptions {
 export class TcpIngress {
   /** Ports listened on or being opened, with how to stop each once listening. */
   private readonly ports = new Map<number, (() => void) | undefined>();
+  /** Ports listened on for another instance's tunnels: given up to a tunnel bound here. */
+  private readonly remote = new Map<number, Promise<() => Promise<void>>>();
+  /** When each port's listening socket has closed (its 'close' event). */
+  private readonly closings = new Map<number, Promise<void>>();
   private readonly traffic: Traffic;
 
   constructor(private readonly options: TcpIngressOptions) {
     this.traffic = options.traffic ?? new Traffic();
   }
 
-  /** Whether this process neither listens on `port` nor is opening it. */
+  /** Whether this process neither listens on `port` nor is opening it (for another instance's tunnel does not count). */
   isFree(port: number): boolean {
-    return !this.ports.has(port);
+    return !this.ports.has(port) || this.remote.has(port);
   }
 
   /**
@@ -43,7 +47,8 @@ export class TcpIngress {
    * with the system's ephemeral ports). A probe listens and closes at once.
    */
   bindable(port: number): Promise<boolean> {
-    if (!this.isFree(port)) return Promise.resolve(false);
+    // Another instance's tunnel holds it: a pool pick passes it over (a rebind of that tunnel here asks isFree only).
+    if (!this.isFree(port) || this.remote.has(port)) return Promise.resolve(false);
     return new Promise((resolve) => {
       const probe = net.createServer();
       probe.once('error', () => resolve(false));
@@ -51,25 +56,25 @@ export class TcpIngress {
     });
   }
 
-  /** Listens for a tunnel: each connection a stream to the agent. */
-  listen(port: number, target: TunnelTarget): Promise<() => void> {
-    const { log } = this.options;
-    return this.listenWith(port, (socket, client) => {
-      if (this.options.agentStreams?.(target, socket, client)) return;
-      const visit = this.traffic.connection(socket, 'tcp', client.ip);
-      visit.to('endpoint', target.endpoint?.id ?? target.tunnelId, true);
-      const clientAddr = client.addr;
-      let stream;
-      try {
-        stream = target.connect(clientAddr);
-        visit.sentTo('tunnel', target.tunnelId);
-      } catch (err) {
-        log.debug({ err: (err as Error).message, tunnel_id: target.tunnelId }, 'TCP connection refused: the tunnel is gone');
-        socket.destroy();
-        return;
-      }
-      joinStreams(socket, stream);
-    });
+  /** Listens for a tunnel: each connection a stream to the agent. A listener for another instance's tunnel on the port is closed first. */
+  async listen(port: number, target: TunnelTarget): Promise<() => void> {
+    await this.stopRemote(port);
+    return this.listenWith(port, (socket, client) => this.serveTunnel(target, socket, client));
+  }
+
+  /** One connection for a tunnel: through the edge pipeline when its endpoint asks, else a stream to the agent; none (it went): closed. */
+  serveTunnel(target: TunnelTarget | undefined, socket: net.Socket, client: { ip: string; addr: string }): void {
+    if (!target) return void socket.destroy();
+    if (this.options.agentStreams?.(target, socket, client)) return;
+    let stream;
+    try {
+      stream = target.connect(client.addr);
+    } catch (err) {
+      this.options.log.debug({ err: (err as Error).message, tunnel_id: target.tunnelId }, 'TCP connection refused: the tunnel is gone');
+      socket.destroy();
+      return;
+    }
+    joinStreams(socket, stream);
   }
 
   /**
@@ -101,6 +106,9 @@ export class TcpIngress {
       throw err;
     }
     server.on('error', (err) => log.warn({ err, port }, 'TCP endpoint listener error'));
+    const closing = new Promise<void>((resolve) => server.once('close', () => resolve()));
+    this.closings.set(port, closing);
+    void closing.then(() => this.closings.get(port) === closing && this.closings.delete(port));
     const stop = (): void => {
       if (this.ports.get(port) !== stop) return;
       this.ports.delete(port);
@@ -111,8 +119,49 @@ export class TcpIngress {
     return stop;
   }
 
+  /**
+   * Listens on the port of another instance's TCP tunnel, each connection handed to `onConnection`
+   * (which finds the tunnel then); false when the port is taken here or cannot be listened on.
+   */
+  async listenForRemote(port: number, onConnection: (socket: net.Socket, client: { ip: string; addr: string }) => void): Promise<boolean> {
+    if (this.ports.has(port)) return false;
+    const opening = this.listenWith(port, onConnection).then((stop) => async () => {
+      stop();
+      await this.released(port);
+    });
+    this.remote.set(port, opening);
+    try {
+      await opening;
+      return true;
+    } catch (err) {
+      this.remote.delete(port);
+      this.options.log.warn({ err, port }, "the port of another instance's TCP endpoint could not be listened on here");
+      return false;
+    }
+  }
+
+  /** Stops listening on a port for another instance's tunnel (none there: nothing). */
+  async stopRemote(port: number): Promise<void> {
+    const opening = this.remote.get(port);
+    if (!opening) return;
+    this.remote.delete(port);
+    const stop = await opening.catch(() => undefined);
+    await stop?.();
+  }
+
+  /** The ports listened on for other instances' tunnels. */
+  remotePorts(): number[] {
+    return [...this.remote.keys()];
+  }
+
+  /** Resolves once the port's listening socket has closed, after listenWith's stop. */
+  private released(port: number): Promise<void> {
+    return this.closings.get(port) ?? Promise.resolve();
+  }
+
   /** Stops every listener (one still opening is stopped by its tunnel's release). */
   close(): void {
+    this.remote.clear();
     for (const stop of [...this.ports.values()]) stop?.();
   }
 }

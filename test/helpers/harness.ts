@@ -212,6 +212,8 @@ export interface HarnessOptions {
   agents?: AgentListenerTuning;
   /** The lease of the live agent records (default 30 s). */
   leaseMs?: number;
+  /** Where agents' TCP endpoints listen (default 127.0.0.1): instances in one process each need their own. */
+  tcpHost?: string;
   /** Routing between instances: a peer listener on 127.0.0.1 (with `agents`), the other instances' tunnels read every `pollMs`. */
   peers?: { pollMs?: number };
   /** Edges' timeouts towards their backends (default: the data plane's). */
@@ -247,7 +249,7 @@ export interface Harness {
   /** Every log line the server wrote, parsed. */
   logs: Record<string, unknown>[];
   /** Another server process's worth of state (own caches, own connection) on the same store. */
-  secondInstance(options?: { agents?: boolean }): Promise<{ baseUrl: string; agents?: HarnessAgents; close(): Promise<void> }>;
+  secondInstance(options?: { agents?: boolean; tcpHost?: string }): Promise<{ baseUrl: string; agents?: HarnessAgents; close(): Promise<void> }>;
   app: FastifyInstance;
   deps: Deps;
   baseUrl: string;
@@ -307,7 +309,7 @@ async function serveApp(store: Store, database: Config['database'], options: Har
       ingress: {
         https: { host: '127.0.0.1', port: 0 },
         http: { host: '127.0.0.1', port: 0 },
-        tcpHost: '127.0.0.1',
+        tcpHost: options.tcpHost ?? '127.0.0.1',
         certificates: { dataDir: tlsDir, defaultCertificate: { cert: tls.cert, key: tls.key } },
         ...(options.edgeTuning && { edgeTuning: options.edgeTuning }),
         ...(options.signIn && { signIn: options.signIn }),
@@ -354,7 +356,12 @@ export async function startHarness(kind: StoreKind, options: HarnessOptions = {}
     async secondInstance(more = {}) {
       const store = openStore(fresh.database, { schema: fresh.schema, timeouts: options.databaseTimeouts });
       // Its own data plane only when asked (with the first one's tuning): its own registry, listeners and records.
-      const second = await serveApp(store, fresh.database, { ...options, agents: more.agents ? (options.agents ?? {}) : undefined }, []);
+      const second = await serveApp(
+        store,
+        fresh.database,
+        { ...options, agents: more.agents ? (options.agents ?? {}) : undefined, ...(more.tcpHost && { tcpHost: more.tcpHost }) },
+        [],
+      );
       return {
         baseUrl: second.config.baseUrl,
         ...(second.agents && { agents: second.agents.info }),

@@ -66,8 +66,9 @@ describeEachStore(
     let b: Instance;
     let c: Instance;
     before(async () => {
-      b = await h().secondInstance({ agents: true });
-      c = await h().secondInstance({ agents: true });
+      // Each on a loopback address of its own for TCP endpoints: all three listen on one port.
+      b = await h().secondInstance({ agents: true, tcpHost: '127.0.0.2' });
+      c = await h().secondInstance({ agents: true, tcpHost: '127.0.0.3' });
     });
     after(async () => {
       await b?.close();
@@ -159,6 +160,31 @@ describeEachStore(
       }
     });
 
+    test("a TCP endpoint on A is listened for on B's address at the same port, until it goes", async () => {
+      const api = await h().newAccount();
+      const cred = await created(api, '/credentials', { description: 'instances' });
+      const echo = net.createServer((socket) => socket.pipe(socket));
+      echo.listen(0, '127.0.0.1');
+      await once(echo, 'listening');
+      const session = await agentOn(h(), cred.token as string);
+      try {
+        const listener = await session.tcpEndpoint().listenAndForward(`tcp://127.0.0.1:${(echo.address() as AddressInfo).port}`);
+        const port = Number(new URL(listener.url()!).port);
+        await remoteRead(b.agents!, () => b.agents!.remoteTunnels!.tcp(port) !== undefined, `tcp:${port}`);
+        const socket = await connected('127.0.0.2', port);
+        socket.write('ping over B');
+        const [echoed] = (await once(socket, 'data')) as [Buffer];
+        assert.equal(echoed.toString(), 'ping over B');
+        socket.destroy();
+        await listener.close();
+        await remoteRead(b.agents!, () => b.agents!.remoteTunnels!.tcp(port) === undefined, `tcp:${port} gone`);
+        await assert.rejects(connected('127.0.0.2', port), /ECONNREFUSED/, "B stops listening once A's tunnel is gone");
+      } finally {
+        await session.close();
+        echo.close();
+      }
+    });
+
     test('the peer listener takes no link without the master key', async () => {
       const peerPort = await peerAddressOf(h(), b);
       // A TLS client with another key fails the handshake.
@@ -185,6 +211,13 @@ describeEachStore(
   },
   { agents: { heartbeatIntervalMs: 1000 }, peers: { pollMs: 200 } },
 );
+
+/** A TCP connection, once made. */
+async function connected(host: string, port: number): Promise<net.Socket> {
+  const socket = net.connect({ host, port });
+  await once(socket, 'connect');
+  return socket;
+}
 
 /** The port an instance listens for its peers on, as it wrote it in the store. */
 async function peerAddressOf(h: Harness, other: Instance): Promise<number> {
