@@ -110,7 +110,7 @@ describeEachStore('an instance killed under its agents', (h) => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  test('its agent reconnects to the other instance and its endpoint answers again under the same URL', async (t) => {
+  test('under load: its agent reconnects to the other instance under the same URL; no acknowledged write and no request to B is lost', async (t) => {
     const env = {
       ...process.env,
       EDGEPLANE_DATABASE_URL: h().databaseUrl,
@@ -147,7 +147,15 @@ describeEachStore('an instance killed under its agents', (h) => {
       .serverAddr(`127.0.0.1:${lb.port}`)
       .caCert(fs.readFileSync(path.join(dataDir, 'tls', 'ca.crt')))
       .connect();
+    // A second agent, connected to B itself: its traffic never reaches A.
+    const onB = await new ngrok.SessionBuilder()
+      .authtoken(cred.json.token as string)
+      .serverAddr(`127.0.0.1:${agentPorts[1]}`)
+      .caCert(fs.readFileSync(path.join(dataDir, 'tls', 'ca.crt')))
+      .connect();
     try {
+      const listenerB = await onB.httpEndpoint().listenAndForward(`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`);
+      const hostB = new URL(listenerB.url()!).hostname;
       const listener = await session.httpEndpoint().listenAndForward(`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`);
       const host = new URL(listener.url()!).hostname;
       // Through B, whose peer link carries it to the agent on A (once B has read A's tunnel).
@@ -155,21 +163,57 @@ describeEachStore('an instance killed under its agents', (h) => {
       assert.equal(before.status, 200, 'B serves the agent connected to A');
       assert.equal(before.text, 'served /');
 
+      // Load until a second after the kill: API writes to both instances, public requests to B's own agent.
+      let loading = true;
+      const acknowledged: string[] = [];
+      const writes = (async () => {
+        for (let i = 0; loading; i++) {
+          const at = api.at(i % 2 === 0 ? a.base : b.base);
+          const made = await at.post('/api_keys', { description: `load ${i}` }).catch(() => undefined);
+          if (made?.status === 201) acknowledged.push(made.json.id as string);
+        }
+      })();
+      const publicAnswers: number[] = [];
+      const reads = (async () => {
+        while (loading) publicAnswers.push((await publicGet(httpsB, hostB)).status);
+      })();
+      while (acknowledged.length < 10) await new Promise((resolve) => setTimeout(resolve, 20));
+
       const killedAt = Date.now();
       a.child.kill('SIGKILL');
       await once(a.child, 'exit');
+      setTimeout(() => (loading = false), 1000);
       // The agent redials (its own backoff) through the balancer to B and binds again there.
       const answer = await answered(() => publicGet(httpsB, host), 30_000);
       const tookMs = Date.now() - killedAt;
       assert.equal(answer.status, 200, `the endpoint answers again (${tookMs} ms after the kill)\n${b.output().slice(-3000)}`);
       assert.equal(answer.text, 'served /');
       t.diagnostic(`the endpoint answered again ${tookMs} ms after the kill`);
+      await Promise.all([writes, reads]);
+      // Every write that was answered 201, on either instance, is in the store.
+      const listed = new Set<string>();
+      for (let next: string | undefined = '/api_keys?limit=100'; next;) {
+        const page = await api.at(b.base).get(next);
+        assert.equal(page.status, 200);
+        for (const key of page.json.keys as { id: string }[]) listed.add(key.id);
+        next = (page.json.next_page_uri as string | null) ?? undefined;
+      }
+      const lost = acknowledged.filter((id) => !listed.has(id));
+      assert.deepEqual(lost, [], `${lost.length} of ${acknowledged.length} acknowledged writes are missing`);
+      // Every public request to B's own agent was answered, before, during and after the kill.
+      assert.ok(publicAnswers.length > 10, `${publicAnswers.length} public requests`);
+      assert.deepEqual(
+        publicAnswers.filter((status) => status !== 200),
+        [],
+      );
+      t.diagnostic(`${acknowledged.length} writes acknowledged and kept, ${publicAnswers.length} requests to B answered`);
       assert.equal(new URL(listener.url()!).hostname, host, 'the same URL');
       // One session in the API, on B: the resumed one took over the dead instance's row.
       const sessions = await api.at(b.base).get('/tunnel_sessions');
       assert.equal(sessions.status, 200);
-      assert.equal((sessions.json.tunnel_sessions as unknown[]).length, 1);
+      assert.equal((sessions.json.tunnel_sessions as unknown[]).length, 2, "the resumed session and B's own");
     } finally {
+      await onB.close().catch(() => {});
       // Its connection may be mid-redial: closing then fails, which says nothing of the test.
       await session.close().catch(() => {});
       upstream.close();
