@@ -43,7 +43,14 @@ export interface Config {
   /** Where ngrok agents dial in (TLS); undefined: off. `tls` files, else the local CA's certificate. */
   agentListen?: { host: string; port: number; tls?: { cert: string; key: string } };
   /** Where public clients reach agents' endpoints: HTTPS and TLS on one port, plain HTTP on another; undefined: off. */
-  ingress: { https?: { host: string; port: number }; http?: { host: string; port: number }; tcpHost: string; signIn?: SignInConfig };
+  ingress: {
+    https?: { host: string; port: number };
+    http?: { host: string; port: number };
+    tcpHost: string;
+    signIn?: SignInConfig;
+    /** The ports public clients reach the listeners at, which endpoint URLs name (default: the listeners' own). */
+    publicPorts?: { https?: number; http?: number };
+  };
   /** The level of the line each public request or connection leaves in the log, or off. */
   accessLog: AccessLogSetting;
   /**
@@ -216,6 +223,16 @@ export const SETTINGS = {
     'EDGEPLANE_PEER_ADDRESS',
     '--peer-address',
     'host:port other instances dial to reach this one (default: the EDGEPLANE_PEER_LISTEN address; required when that is 0.0.0.0 or ::)',
+  ],
+  publicHttpsPort: [
+    'EDGEPLANE_PUBLIC_HTTPS_PORT',
+    '--public-https-port',
+    "port public clients reach the HTTPS listener at, through a balancer or a port mapping; endpoint URLs name it (default: the listener's port)",
+  ],
+  publicHttpPort: [
+    'EDGEPLANE_PUBLIC_HTTP_PORT',
+    '--public-http-port',
+    "port public clients reach the HTTP listener at, through a balancer or a port mapping; endpoint URLs name it (default: the listener's port)",
   ],
   ingressTcpHost: [
     'EDGEPLANE_INGRESS_TCP_HOST',
@@ -481,7 +498,27 @@ function readDataPlaneListen(
       : agentAt);
   const tcpHost = raw.ingressTcpHost ?? '127.0.0.1';
   if (net.isIP(tcpHost.replace(/^\[|\]$/g, '')) === 0) problems.push(`EDGEPLANE_INGRESS_TCP_HOST must be an IP address; got '${tcpHost}'`);
-  return { agentListen, ingress: { ...(https && { https }), ...(http && { http }), tcpHost: tcpHost.replace(/^\[|\]$/g, '') } };
+  const publicPorts = readPublicPorts(raw, problems);
+  return {
+    agentListen,
+    ingress: { ...(https && { https }), ...(http && { http }), tcpHost: tcpHost.replace(/^\[|\]$/g, ''), ...(publicPorts && { publicPorts }) },
+  };
+}
+
+/** The public ports endpoint URLs name, where they differ from the listeners' (a balancer, a port mapping). */
+function readPublicPorts(raw: RawSettings, problems: string[]): { https?: number; http?: number } | undefined {
+  const read = (name: 'publicHttpsPort' | 'publicHttpPort'): number | undefined => {
+    const value = raw[name];
+    if (value === undefined) return undefined;
+    if (!/^\d{1,5}$/.test(value) || Number(value) < 1 || Number(value) > 65535) {
+      problems.push(`${SETTINGS[name][0]} must be a port from 1 to 65535; got '${value}'`);
+      return undefined;
+    }
+    return Number(value);
+  };
+  const https = read('publicHttpsPort');
+  const http = read('publicHttpPort');
+  return https === undefined && http === undefined ? undefined : { ...(https && { https }), ...(http && { http }) };
 }
 
 export const DEFAULT_RATE_LIMIT = 1200;

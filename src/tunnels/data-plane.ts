@@ -44,6 +44,8 @@ export interface DataPlaneOptions {
     http?: { host: string; port: number };
     /** Where TCP endpoints listen (default 127.0.0.1). */
     tcpHost?: string;
+    /** The ports endpoint URLs name (default: the listeners'). */
+    publicPorts?: { https?: number; http?: number };
     certificates: Pick<IngressCertificatesOptions, 'dataDir' | 'defaultCertificate' | 'ttlMs'>;
     tuning?: IngressTuning;
     edgeTuning?: EdgeHttpTuning;
@@ -184,8 +186,9 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
       return edge !== undefined;
     },
   });
-  if (listeners?.httpsAddress) binds.httpsPort = listeners.httpsAddress.port;
-  if (listeners?.httpAddress) binds.httpPort = listeners.httpAddress.port;
+  // Endpoint URLs name the port public clients use: the listener's, unless a balancer or a port mapping moves it.
+  if (listeners?.httpsAddress) binds.httpsPort = ingress.publicPorts?.https ?? listeners.httpsAddress.port;
+  if (listeners?.httpAddress) binds.httpPort = ingress.publicPorts?.http ?? listeners.httpAddress.port;
   let agents;
   try {
     agents = await startAgentListener({

@@ -51,15 +51,6 @@ async function balancer(backends: () => number[]): Promise<{ port: number; close
   };
 }
 
-/** A port free on loopback now. */
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 /** The port a line of `serve`'s output names (`<prefix> 127.0.0.1:PORT`), once it has printed it. */
 async function portIn(serve: ServeProcess, prefix: string): Promise<number> {
   const pattern = new RegExp(`${prefix} 127\\.0\\.0\\.1:(\\d+)`);
@@ -120,20 +111,20 @@ describeEachStore('an instance killed under its agents', (h) => {
       EDGEPLANE_TLS: 'off',
       EDGEPLANE_LISTEN: '127.0.0.1:0',
       EDGEPLANE_AGENT_LISTEN: '127.0.0.1:0',
+      EDGEPLANE_INGRESS_HTTPS_LISTEN: '127.0.0.1:0',
       EDGEPLANE_INGRESS_HTTP_LISTEN: 'off',
+      // Both behind one public port, as behind a balancer: URLs name it, whichever instance binds.
+      EDGEPLANE_PUBLIC_HTTPS_PORT: '443',
       EDGEPLANE_PEER_LISTEN: '127.0.0.1:0',
       EDGEPLANE_BOOTSTRAP: 'off',
       EDGEPLANE_LOG_LEVEL: 'warn',
     };
-    // A URL names the public port: instances behind one balancer listen on the same one (here on
-    // two loopback addresses), so an endpoint bound again elsewhere keeps its URL.
-    const publicPort = await freePort();
-    const a = await spawnServe({ ...env, EDGEPLANE_INGRESS_HTTPS_LISTEN: `127.0.0.2:${publicPort}` });
+    const a = await spawnServe(env);
     processes.push(a);
-    const b = await spawnServe({ ...env, EDGEPLANE_INGRESS_HTTPS_LISTEN: `127.0.0.3:${publicPort}` });
+    const b = await spawnServe(env);
     processes.push(b);
     const agentPorts = [await portIn(a, 'agents dial in at'), await portIn(b, 'agents dial in at')];
-    const httpsB = { host: '127.0.0.3', port: publicPort };
+    const httpsB = { host: '127.0.0.1', port: await portIn(b, 'public HTTPS and TLS endpoints on') };
     const lb = await balancer(() => agentPorts.filter((_, i) => !(i === 0 && a.exited())));
 
     const api = await h().newAccount();
@@ -158,6 +149,7 @@ describeEachStore('an instance killed under its agents', (h) => {
       const hostB = new URL(listenerB.url()!).hostname;
       const listener = await session.httpEndpoint().listenAndForward(`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`);
       const host = new URL(listener.url()!).hostname;
+      assert.equal(listener.url(), `https://${host}`, 'the URL names the public port (443: none)');
       // Through B, whose peer link carries it to the agent on A (once B has read A's tunnel).
       const before = await answered(() => publicGet(httpsB, host), 5000);
       assert.equal(before.status, 200, 'B serves the agent connected to A');

@@ -54,4 +54,22 @@ describe('public ingress listeners in the config', () => {
     );
     assert.throws(() => loadConfig({ agentListen: '127.0.0.1:8443' }, '/x'), /EDGEPLANE_AGENT_LISTEN \(127\.0\.0\.1:8443\) is the address of EDGEPLANE_LISTEN/);
   });
+
+  it('take the public ports URLs name, and the peer listener with the address peers dial', () => {
+    const c = loadConfig(readSettings({ EDGEPLANE_PUBLIC_HTTPS_PORT: '443', EDGEPLANE_PEER_LISTEN: '10.0.0.5:7443' }), '/x');
+    assert.deepEqual(c.ingress.publicPorts, { https: 443 });
+    assert.deepEqual(c.peer, { listen: { host: '10.0.0.5', port: 7443 } });
+    const named = loadConfig(readSettings({ EDGEPLANE_PEER_LISTEN: '0.0.0.0:7443', EDGEPLANE_PEER_ADDRESS: 'edgeplane-2:7443' }), '/x');
+    assert.deepEqual(named.peer, { listen: { host: '0.0.0.0', port: 7443 }, address: 'edgeplane-2:7443' });
+    assert.equal(loadConfig({}, '/x').peer, undefined, 'off by default');
+    assert.throws(
+      () => loadConfig(readSettings({ EDGEPLANE_PUBLIC_HTTP_PORT: '0', EDGEPLANE_PEER_LISTEN: '0.0.0.0:7443' }), '/x'),
+      (err: ConfigError) => {
+        assert.match(err.problems.join('\n'), /EDGEPLANE_PUBLIC_HTTP_PORT must be a port from 1 to 65535; got '0'/);
+        assert.match(err.problems.join('\n'), /EDGEPLANE_PEER_ADDRESS must say how other instances reach this one/);
+        return true;
+      },
+    );
+    assert.throws(() => loadConfig(readSettings({ EDGEPLANE_PEER_ADDRESS: 'x:1' }), '/x'), /EDGEPLANE_PEER_ADDRESS needs EDGEPLANE_PEER_LISTEN/);
+  });
 });
