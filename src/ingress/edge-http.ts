@@ -30,7 +30,7 @@ import { matchRoute, normalizeTarget } from '../edges/routes.js';
 import { EDGE_ERRORS, INGRESS_ERRORS, rawErrorResponse, sendError, type IngressError } from '../edges/errors.js';
 import { openBackendStream } from './edge-stream.js';
 import { joinStreams } from '../lib/stream/join.js';
-import { classify, clientAddress, plainIp, forwardedHeaders, returnedHeaders } from './forwarding.js';
+import { classify, clientAddress, plainIp, forwardedHeaders, hasBody, returnedHeaders } from './forwarding.js';
 import type { StreamEdgeServer } from './edge-stream.js';
 import { Traffic, type Visit } from './traffic-metrics.js';
 
@@ -552,12 +552,13 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
         upstream.destroy();
         resolve(why);
       };
-      const sendBody = () =>
-        x.body
-          ? upstream.end(x.body)
-          : pipeline(x.req, upstream, (err) => {
-              if (err && !settled) upstream.destroy();
-            });
+      const sendBody = () => {
+        if (x.body) return void upstream.end(x.body);
+        if (!hasBody(x.req)) return void upstream.end();
+        pipeline(x.req, upstream, (err) => {
+          if (err && !settled) upstream.destroy();
+        });
+      };
       const connectTimer = connect ? setTimeout(() => connected || unreachable('timeout'), tuning.connectTimeoutMs) : undefined;
       if (connect) {
         upstream.once('socket', (socket: net.Socket) => {

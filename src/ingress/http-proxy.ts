@@ -14,7 +14,18 @@ import type { IngressDirectory, TunnelTarget } from '../core/live-agents.js';
 import { CircuitBreakers } from '../edges/circuit-breaker.js';
 import { createEdgeHttp, type IngressEdges } from './edge-http.js';
 import { INGRESS_ERRORS, rawErrorResponse, sendError, type IngressError } from '../edges/errors.js';
-import { AgentConnectError, asSocket, classify, clientAddress, forwardedHeaders, hostOf, plainIp, returnedHeaders, type Scheme } from './forwarding.js';
+import {
+  AgentConnectError,
+  asSocket,
+  classify,
+  clientAddress,
+  forwardedHeaders,
+  hasBody,
+  hostOf,
+  plainIp,
+  returnedHeaders,
+  type Scheme,
+} from './forwarding.js';
 import { Traffic } from './traffic-metrics.js';
 
 export { clientAddress, forwardedHeaders, hostOf, type Scheme } from './forwarding.js';
@@ -180,9 +191,11 @@ export function createHttpProxy(options: HttpProxyOptions): HttpProxy {
       res.on('close', () => {
         if (!res.writableFinished) upstream.destroy();
       });
-      pipeline(req, upstream, (err) => {
-        if (err && !failed) upstream.destroy();
-      });
+      if (!hasBody(req)) upstream.end();
+      else
+        pipeline(req, upstream, (err) => {
+          if (err && !failed) upstream.destroy();
+        });
     },
 
     onUpgrade(req, socket, head) {
