@@ -15,6 +15,7 @@ import { registerProtocol } from './http/protocol.js';
 import { registerRateLimit } from './http/rate-limit.js';
 import { registerSaml } from './http/saml.js';
 import { validatorCompiler } from './http/validation.js';
+import { requestLoggerFactory, unredactedLogger } from './logger.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -35,6 +36,8 @@ export async function buildApp(deps: Deps, options: { https?: { cert: string; ke
     loggerInstance: deps.logger,
     // One line per request is written by the protocol layer instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'operation_id' }),
+    // A request's pino child is made only if the request logs through it (src/logger.ts).
+    childLoggerFactory: requestLoggerFactory,
     genReqId: () => newId('op'),
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT,
@@ -66,7 +69,7 @@ export async function buildApp(deps: Deps, options: { https?: { cert: string; ke
   drainOnClose(app);
   app.setValidatorCompiler(validatorCompiler);
   const baseUrl = () => deps.config.baseUrl;
-  registerProtocol(app, { auth: deps.auth, ipGuard: deps.ipGuard, clock: deps.clock, baseUrl });
+  registerProtocol(app, { auth: deps.auth, ipGuard: deps.ipGuard, clock: deps.clock, baseUrl, requestLines: unredactedLogger(deps.logger) });
   if (deps.rateLimiter) {
     await deps.rateLimiter.ready();
     registerRateLimit(app, deps.rateLimiter);

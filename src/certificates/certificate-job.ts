@@ -50,7 +50,7 @@ export function certificateJob(options: CertificateJobOptions): JobDefinition {
     table === 'reserved_domains' ? reservedDomainSubject(row as ReservedDomainsTable) : agentIngressSubject(row as AgentIngressesTable, domains);
 
   /** The resource, read (and locked, in a transaction) in its account. */
-  const load = (db: ScopedDb, table: SubjectTable, id: string, lock?: 'update') => db.find(table, id, lock) as Promise<SubjectRow | undefined>;
+  const load = async (db: ScopedDb, table: SubjectTable, id: string, lock?: 'update') => (await db.find(table, id, lock)) as SubjectRow | undefined;
 
   return defineJob({
     kind: CERTIFICATE_JOB,

@@ -1,6 +1,7 @@
 // RFC 3339 times as the API writes them: UTC, whole seconds ("2024-02-07T18:47:47Z").
 export function rfc3339(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  // toISOString always ends in ".sssZ"; a slice costs less than a regular expression, on every write.
+  return date.toISOString().slice(0, -5) + 'Z';
 }
 
 export interface Clock {

@@ -11,7 +11,8 @@ import { errors } from '../core/errors.js';
 import { hasPrefix, newId } from '../core/ids.js';
 import { rfc3339 } from '../core/time.js';
 import type { MutationObserver } from '../db/observers.js';
-import { read, type Store } from '../db/store.js';
+import { read, readSoon, type Store } from '../db/store.js';
+import { then, type MaybePromise } from '../core/maybe.js';
 import { authorizerOf } from './authorization.js';
 import {
   detachOperationId,
@@ -47,8 +48,10 @@ export interface Resource<S extends ResourceSchemas = ResourceSchemas> {
    * recorded answer is replayed, so a request that would be refused now is refused.
    */
   authorizeCreate(ctx: RequestContext, body: Static<S['create']>, path?: PathIds): Promise<void>;
-  get(ctx: RequestContext, path: PathIds): Promise<Static<S['resource']>>;
-  list(ctx: RequestContext, query: ListQueryInput, path?: PathIds): Promise<ListPage<S>>;
+  /** At once when the read was (SQLite, see core/maybe.ts), else a promise. */
+  get(ctx: RequestContext, path: PathIds): MaybePromise<Static<S['resource']>>;
+  /** At once when the read was (SQLite), else a promise. */
+  list(ctx: RequestContext, query: ListQueryInput, path?: PathIds): MaybePromise<ListPage<S>>;
   update(ctx: RequestContext, path: PathIds, body: Static<S['update']> & { id?: string }): Promise<Static<S['resource']>>;
   remove(ctx: RequestContext, path: PathIds): Promise<void>;
   /** Takes the named part off the resource (the definition's `detach`). */
@@ -142,17 +145,19 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
       await authorize(ctx, 'create', { body }, db);
     },
 
-    async get(ctx, path) {
+    // The reads chain their steps with `then` (core/maybe.ts): on SQLite a get or list of a kind
+    // that shows its rows as stored and decides without reading (most kinds) runs in one step.
+    get(ctx, path) {
       const db = rows.reader(ctx);
-      const row = await read(async () => {
-        const found = await rows.load(db, path);
-        await authorize(ctx, 'get', { row: found }, db);
-        return rows.plain ? found : (await rows.expand(db, [found]))[0]!;
-      });
-      return show(row, ctx, path);
+      const row = readSoon(() =>
+        then(rows.load(db, path), (found) =>
+          then(authorize(ctx, 'get', { row: found }, db), () => (rows.plain ? found : rows.expand(db, [found]).then((expanded) => expanded[0]!))),
+        ),
+      );
+      return then(row, (shown) => show(shown, ctx, path));
     },
 
-    async list(ctx, query, path = {}) {
+    list(ctx, query, path = {}) {
       if (query.before_id !== undefined && query.beforeId !== undefined) throw errors.beforeIdTwice();
       const limit = query.limit ?? 100;
       const beforeId = query.before_id ?? query.beforeId;
@@ -162,21 +167,25 @@ export function createResource<T extends ResourceTable, S extends ResourceSchema
         throw errors.invalidBeforeId({ value: beforeId, prefix, parameter: query.before_id === undefined ? 'beforeId' : 'before_id' });
       }
       const db = rows.reader(ctx);
-      const { page, hasMore } = await read(async () => {
-        await rows.loadParent(db, path);
-        await authorize(ctx, 'list', {}, db);
-        const equal = d.parent ? { column: d.parent.column, value: path.parentId! } : undefined;
-        const found = await db.page(rows.readFrom, { limit, beforeId, equal: equal as never });
-        return { page: await rows.expand(db, found.rows as unknown as Row[]), hasMore: found.hasMore };
+      const equal = d.parent ? { column: d.parent.column, value: path.parentId! } : undefined;
+      const found = readSoon(() =>
+        then(d.parent ? rows.loadParent(db, path) : undefined, () =>
+          then(authorize(ctx, 'list', {}, db), () =>
+            then(db.page(rows.readFrom, { limit, beforeId, equal: equal as never }), ({ rows: page, hasMore }) =>
+              rows.plain ? { rows: page as Row[], hasMore } : rows.expand(db, page as Row[]).then((expanded) => ({ rows: expanded, hasMore })),
+            ),
+          ),
+        ),
+      );
+      return then(found, ({ rows: page, hasMore }) => {
+        // A list's own uri is absolute even where its items' are paths (agent ingresses, as the spec shows).
+        const listUri = `${ctx.baseUrl}${rows.collectionPath(path)}`;
+        const last = page[page.length - 1];
+        const view = rows.view(ctx);
+        const shown = new Array<Static<S['resource']>>(page.length);
+        for (let i = 0; i < page.length; i++) shown[i] = rows.present<S>(page[i]!, view, path);
+        return { [d.listKey!]: shown, uri: listUri, next_page_uri: hasMore && last ? `${listUri}?before_id=${last.id}&limit=${limit}` : null };
       });
-      // A list's own uri is absolute even where its items' are paths (agent ingresses, as the spec shows).
-      const listUri = `${ctx.baseUrl}${rows.collectionPath(path)}`;
-      const last = page[page.length - 1];
-      return {
-        [d.listKey!]: page.map((row) => show(row, ctx, path)),
-        uri: listUri,
-        next_page_uri: hasMore && last ? `${listUri}?before_id=${last.id}&limit=${limit}` : null,
-      };
     },
 
     async update(ctx, path, body) {

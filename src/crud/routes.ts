@@ -96,7 +96,8 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
         querystring: ListQuery,
         response: { 200: ListEnvelope(d.listKey!, d.schemas.resource), ...errorResponses('GET', ...(parentParam ? [404 as const] : [])) },
       },
-      handler: async (request) => resource.list(request.ctx, request.query, ids(request.params)),
+      // Not async: on SQLite the page is there at once (crud/resource.ts), and Fastify sends a value as it is.
+      handler: (request) => resource.list(request.ctx, request.query, ids(request.params)),
     });
   }
 
@@ -110,7 +111,8 @@ export function registerResourceRoutes<S extends ResourceSchemas>(fastify: Fasti
         querystring: NoQuery,
         response: { 200: d.schemas.resource, ...errorResponses('GET', 404) },
       },
-      handler: async (request) => resource.get(request.ctx, ids(request.params)),
+      // Not async: on SQLite the row is there at once (crud/resource.ts), and Fastify sends a value as it is.
+      handler: (request) => resource.get(request.ctx, ids(request.params)),
     });
   }
 

@@ -6,9 +6,11 @@ import type { Static } from '@sinclair/typebox';
 import type { RequestContext } from '../core/context.js';
 import { errors } from '../core/errors.js';
 import { hasPrefix } from '../core/ids.js';
-import { ScopedDb, scopedReader, type Lock } from '../db/scoped.js';
+import { then, type MaybePromise } from '../core/maybe.js';
+import { scopedIn, scopedReader, type Lock, type ScopedDb } from '../db/scoped.js';
 import type { Executor, Store } from '../db/store.js';
 import type { AnyDefinition, ResourceSchemas, View } from './definition.js';
+import type { Ref } from '../core/schema.js';
 import type { Kinds } from './kinds.js';
 import { linkFields } from './links.js';
 import { readModules, showModules, type StoredModule } from './modules.js';
@@ -21,6 +23,35 @@ export interface PathIds {
 
 export type Row = { id: string; account_id: string; created_at: string } & Record<string | symbol, unknown>;
 
+/**
+ * What a response is rendered with (crud/definition.ts, View): made once per response, one
+ * shape for every request, `ref` a method rather than a closure made for each.
+ */
+class RequestView implements View {
+  readonly scope: RequestContext['scope'];
+  readonly principal: RequestContext['principal'];
+  readonly keyId: string;
+  readonly baseUrl: string;
+  readonly now: Date;
+  readonly idempotency: RequestContext['idempotency'];
+
+  constructor(
+    ctx: RequestContext,
+    private readonly kinds: Kinds,
+  ) {
+    this.scope = ctx.scope;
+    this.principal = ctx.principal;
+    this.keyId = ctx.keyId;
+    this.baseUrl = ctx.baseUrl;
+    this.now = ctx.now;
+    this.idempotency = ctx.idempotency;
+  }
+
+  ref(id: string): Ref {
+    return this.kinds.ref(this.baseUrl, id);
+  }
+}
+
 /** Where a row being shown carries its stored modules. */
 const MODULES = Symbol('modules');
 
@@ -31,13 +62,30 @@ export function kindRows(store: Store, kinds: Kinds, d: AnyDefinition) {
   const parentKind = d.parent ? kinds.named(d.parent.kind) : undefined;
   const collectionPath = (path: PathIds) => (d.parent ? d.path.replace(`:${d.parent.param}`, path.parentId ?? '') : d.path);
 
+  /** The row of the path's id (its parent already checked), or 404. */
+  const loadOwn = (db: ScopedDb, path: PathIds, forWrite: boolean): MaybePromise<Row> => {
+    const id = path.id ?? '';
+    if (!hasPrefix(id, prefix)) throw errors.invalidPathId({ value: id, title, prefix });
+    return then(db.find(forWrite ? table : rows.readFrom, id, forWrite ? 'update' : undefined) as MaybePromise<Row | undefined>, (row) => {
+      // A row only the kind's view shows (an agent's endpoint) is there, but not to be changed.
+      if (!row && forWrite && d.reads) {
+        const reads = d.reads;
+        return db.exists(reads.view, id).then((shown) => {
+          throw shown ? reads.notWritable(id) : errors.notFound({ title, id });
+        });
+      }
+      if (!row || (d.parent && row[d.parent.column] !== path.parentId)) throw errors.notFound({ title, id });
+      return row;
+    });
+  };
+
   const rows = {
     links,
     /** The lock a write takes on the parent: against its deletion, or against every other write under it. */
     parentLock: (d.parent?.serialize ? 'update' : 'key share') as Lock,
-    scoped: (executor: Executor, ctx: RequestContext) => new ScopedDb(executor, ctx.scope, store.dialect),
+    scoped: (executor: Executor, ctx: RequestContext) => scopedIn(store, executor, ctx.scope),
     reader: (ctx: RequestContext) => scopedReader(store, ctx.scope),
-    view: (ctx: RequestContext): View => ({ ...ctx, ref: (id: string) => kinds.ref(ctx.baseUrl, id) }),
+    view: (ctx: RequestContext): View => new RequestView(ctx, kinds),
     collectionPath,
     /** Where get and list read: the kind's view when it has one, else its table. */
     readFrom: (d.reads?.view ?? table) as typeof table,
@@ -53,17 +101,12 @@ export function kindRows(store: Store, kinds: Kinds, d: AnyDefinition) {
     /**
      * The row, or 404 when the id is malformed, of another prefix, not in this account or not
      * under the parent. `forWrite`: locked until the transaction ends, so that checks made on it
-     * (who still references it) hold until the change commits.
+     * (who still references it) hold until the change commits. For a kind without a parent read
+     * on SQLite's reader, the row at once (see core/maybe.ts); else a promise.
      */
-    async load(db: ScopedDb, path: PathIds, forWrite = false): Promise<Row> {
-      if (d.parent) await rows.loadParent(db, path, forWrite ? rows.parentLock : undefined);
-      const id = path.id ?? '';
-      if (!hasPrefix(id, prefix)) throw errors.invalidPathId({ value: id, title, prefix });
-      const row = (await db.find(forWrite ? table : rows.readFrom, id, forWrite ? 'update' : undefined)) as Row | undefined;
-      // A row only the kind's view shows (an agent's endpoint) is there, but not to be changed.
-      if (!row && forWrite && d.reads && (await db.exists(d.reads.view, id))) throw d.reads.notWritable(id);
-      if (!row || (d.parent && row[d.parent.column] !== path.parentId)) throw errors.notFound({ title, id });
-      return row;
+    load(db: ScopedDb, path: PathIds, forWrite = false): MaybePromise<Row> {
+      if (d.parent) return rows.loadParent(db, path, forWrite ? rows.parentLock : undefined).then(() => loadOwn(db, path, forWrite));
+      return loadOwn(db, path, forWrite);
     },
 
     /** Whether rows are shown as they are stored, with nothing read beside them. */

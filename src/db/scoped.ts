@@ -8,6 +8,7 @@
 // Building and compiling them again per request was a quarter of the server's busy time.
 import { CompiledQuery, sql, type Kysely } from 'kysely';
 import type { Scope } from '../core/context.js';
+import { then, type MaybePromise } from '../core/maybe.js';
 import type { Database, ServiceTable } from './schema.js';
 import { read, withTx, type Dialect, type Executor, type Store } from './store.js';
 
@@ -49,19 +50,30 @@ interface Prepared {
 }
 
 const prepared = new Map<string, Prepared>();
+/** The compiled `find` of each table without a lock, by dialect. */
+const unlockedFinds: Record<Dialect, Map<string, Prepared>> = { sqlite: new Map(), postgres: new Map() };
 
 function prepare(dialect: Dialect, key: string, executor: Executor, build: (db: Loose) => { compile(): CompiledQuery }): Prepared {
   const cacheKey = `${dialect}:${key}`;
   let entry = prepared.get(cacheKey);
   if (!entry) {
     const compiled = build(loose(executor)).compile();
-    entry = { sql: compiled.sql, slots: compiled.parameters.map((p) => (p as Slot).name) };
+    entry = {
+      sql: compiled.sql,
+      slots: compiled.parameters.map((p) => {
+        if (!(p instanceof Slot)) throw new Error(`${key}: every value of a compiled query must be a slot`);
+        return p.name;
+      }),
+    };
     prepared.set(cacheKey, entry);
   }
   return entry;
 }
 
 const slot = (name: string) => new Slot(name) as unknown as string;
+
+/** An inserted row's `account_id`: the scope's, bound apart from the row's own values (which never name it). */
+const ACCOUNT_SLOT = '\0account';
 
 /** `column = value` (`in` for an array, `is null` for null) for each entry of the filter. */
 function where<Q>(query: Q, filter: Record<string, unknown>): Q {
@@ -82,47 +94,57 @@ function withLock<Q extends { forUpdate(): Q; forKeyShare(): Q }>(query: Q, lock
 
 const matchesNothing = (filter: Record<string, unknown>) => Object.values(filter).some((v) => Array.isArray(v) && v.length === 0);
 
-type ReadRows = <R>(sql: string, parameters: readonly unknown[]) => Promise<R[]>;
+type RunRows = <R>(sql: string, parameters: readonly unknown[]) => MaybePromise<R[]>;
 
 export class ScopedDb {
-  /** `readRows`: for a reader, how the compiled queries run without the query builder. */
+  /**
+   * `runRows`: how the compiled queries run without the query builder: for a reader, the store's
+   * `readRows`; in a SQLite transaction, its `writerRows`.
+   */
   constructor(
     private readonly executor: Executor,
     readonly scope: Scope,
     private readonly dialect: Dialect,
-    private readonly readRows?: ReadRows,
+    private readonly runRows?: RunRows,
   ) {}
 
-  private run<R>(query: Prepared, values: Record<string, unknown>): Promise<R[]> {
-    const parameters = query.slots.map((name) => values[name]);
-    if (this.readRows) return this.readRows<R>(query.sql, parameters);
+  /** The rows: at once on SQLite (see Store.readRows and writerRows), else a promise. */
+  private run<R>(query: Prepared, values: Record<string, unknown>, account?: string): MaybePromise<R[]> {
+    const parameters = query.slots.map((name) => (name === ACCOUNT_SLOT ? account : values[name]));
+    if (this.runRows) return this.runRows<R>(query.sql, parameters);
     return this.executor.executeQuery<R>(CompiledQuery.raw(query.sql, parameters)).then((result) => result.rows);
   }
 
-  /** The row with this id in the account, or undefined. */
-  async find<T extends OwnedTable>(table: T, id: string, lock?: Lock): Promise<RowOf<T> | undefined> {
+  /** The row with this id in the account, or undefined: at once on a SQLite reader, else a promise. */
+  find<T extends OwnedTable>(table: T, id: string, lock?: Lock): MaybePromise<RowOf<T> | undefined> {
     const locked = lock && this.dialect === 'postgres' ? lock : undefined;
-    const query = prepare(this.dialect, `find:${table}:${locked ?? ''}`, this.executor, (db) =>
-      withLock(
-        db
-          .selectFrom(table as string)
-          .selectAll()
-          .where('account_id', '=', slot('account'))
-          .where('id', '=', slot('id')),
-        locked,
-      ),
-    );
-    return (await this.run<RowOf<T>>(query, { account: this.scope.accountId, id }))[0];
+    // Every GET of one resource runs this: its unlocked query is found by the table's name alone.
+    let query = locked ? undefined : unlockedFinds[this.dialect].get(table);
+    if (!query) {
+      query = prepare(this.dialect, `find:${table}:${locked ?? ''}`, this.executor, (db) =>
+        withLock(
+          db
+            .selectFrom(table as string)
+            .selectAll()
+            .where('account_id', '=', slot('account'))
+            .where('id', '=', slot('id')),
+          locked,
+        ),
+      );
+      if (!locked) unlockedFinds[this.dialect].set(table, query);
+    }
+    return then(this.run<RowOf<T>>(query, { account: this.scope.accountId, id }), (rows) => rows[0]);
   }
 
   /**
    * One page of the account's rows, newest (highest id) first, optionally only those older than
    * `beforeId` and with `column = value` for the given filter; `hasMore` says an older row exists.
+   * At once on a SQLite reader, else a promise.
    */
-  async page<T extends OwnedTable>(
+  page<T extends OwnedTable>(
     table: T,
     page: { limit: number; beforeId?: string; equal?: { column: Column<T>; value: string } },
-  ): Promise<{ rows: RowOf<T>[]; hasMore: boolean }> {
+  ): MaybePromise<{ rows: RowOf<T>[]; hasMore: boolean }> {
     const { beforeId, equal } = page;
     const key = `page:${table}:${beforeId === undefined ? '' : 'before'}:${equal?.column ?? ''}`;
     const query = prepare(this.dialect, key, this.executor, (db) => {
@@ -134,9 +156,10 @@ export class ScopedDb {
       if (beforeId !== undefined) q = q.where('id', '<', slot('before'));
       return q.orderBy('id', 'desc').limit(slot('limit') as unknown as number);
     });
-    const rows = await this.run<RowOf<T>>(query, { account: this.scope.accountId, equal: equal?.value, before: beforeId, limit: page.limit + 1 });
-    const hasMore = rows.length > page.limit;
-    return { rows: hasMore ? rows.slice(0, page.limit) : rows, hasMore };
+    return then(this.run<RowOf<T>>(query, { account: this.scope.accountId, equal: equal?.value, before: beforeId, limit: page.limit + 1 }), (rows) => {
+      const hasMore = rows.length > page.limit;
+      return { rows: hasMore ? rows.slice(0, page.limit) : rows, hasMore };
+    });
   }
 
   async exists<T extends OwnedTable>(table: T, id: string, lock?: Lock): Promise<boolean> {
@@ -162,12 +185,13 @@ export class ScopedDb {
     if (list.length === 0) return;
     if (list.length === 1) {
       // A resource's own row: the statement for its columns is compiled once.
-      const row = { ...list[0], account_id: this.scope.accountId } as Record<string, unknown>;
-      const columns = Object.keys(row);
+      const row = list[0] as Record<string, unknown>;
+      // The scope names the account, whatever the row says.
+      const columns = Object.keys(row).filter((column) => column !== 'account_id');
       const query = prepare(this.dialect, `insert:${table}:${columns.join(',')}`, this.executor, (db) =>
-        db.insertInto(table as string).values(Object.fromEntries(columns.map((c) => [c, slot(c)]))),
+        db.insertInto(table as string).values({ ...Object.fromEntries(columns.map((c) => [c, slot(c)])), account_id: slot(ACCOUNT_SLOT) }),
       );
-      await this.run(query, row);
+      await this.run(query, row, this.scope.accountId);
       return;
     }
     await loose(this.executor)
@@ -240,11 +264,14 @@ export class ScopedDb {
    */
   async increment<T extends OwnedTable>(table: T, column: Column<T>): Promise<void> {
     const counter: string = `${table}.${column}`;
-    await loose(this.executor)
-      .insertInto(table as string)
-      .values({ account_id: this.scope.accountId, [column]: 1 })
-      .onConflict((oc) => oc.column('account_id').doUpdateSet((eb) => ({ [column]: eb(eb.ref(counter), '+', 1) })))
-      .execute();
+    // Every mutation bumps its account's configuration revision: compiled once.
+    const query = prepare(this.dialect, `increment:${table}:${column}`, this.executor, (db) =>
+      db
+        .insertInto(table as string)
+        .values({ account_id: slot('account'), [column]: slot('one') })
+        .onConflict((oc) => oc.column('account_id').doUpdateSet((eb) => ({ [column]: eb(eb.ref(counter), '+', slot('one')) }))),
+    );
+    await this.run(query, { account: this.scope.accountId, one: 1 });
   }
 
   /**
@@ -263,10 +290,15 @@ export function scopedReader(store: Store, scope: Scope): ScopedDb {
 
 /** One transaction over one account's rows, with the store's error translation. */
 export function scopedTx<R>(store: Store, scope: Scope, work: (db: ScopedDb) => Promise<R>): Promise<R> {
-  return withTx(store, (trx) => work(new ScopedDb(trx, scope, store.dialect)));
+  return withTx(store, (trx) => work(scopedIn(store, trx, scope)));
+}
+
+/** The account's rows in a transaction of withTx (`trx`); on SQLite its compiled statements run at once on the connection the transaction holds. */
+export function scopedIn(store: Store, trx: Executor, scope: Scope): ScopedDb {
+  return new ScopedDb(trx, scope, store.dialect, store.writerRows);
 }
 
 /** A read of one account's rows, with the store's error translation (a 503 when it is down). */
-export function scopedRead<R>(store: Store, scope: Scope, work: (db: ScopedDb) => Promise<R>): Promise<R> {
-  return read(() => work(scopedReader(store, scope)));
+export function scopedRead<R>(store: Store, scope: Scope, work: (db: ScopedDb) => MaybePromise<R>): Promise<R> {
+  return read(async () => work(scopedReader(store, scope)));
 }

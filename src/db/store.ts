@@ -9,6 +9,7 @@ import { migrationProvider } from './migrations/index.js';
 import { explainStoreProblem, StoreStartError } from './store-problems.js';
 import type { Dialect } from './dialects/dialect.js';
 import type { Database } from './schema.js';
+import type { MaybePromise } from '../core/maybe.js';
 
 export type { Dialect };
 export type Executor = Kysely<Database> | Transaction<Database>;
@@ -26,9 +27,18 @@ export interface Store {
   readonly reader: Kysely<Database>;
   /**
    * The rows of one compiled read on the reader, without the query builder: for the queries
-   * that every request runs (ScopedDb compiles them once). PostgreSQL keeps them prepared.
+   * that every request runs (ScopedDb compiles them once). SQLite answers at once (a read of a
+   * file is synchronous in better-sqlite3, and throws when it fails); PostgreSQL keeps them
+   * prepared, and answers with a promise.
    */
-  readRows<R>(sql: string, parameters: readonly unknown[]): Promise<R[]>;
+  readRows<R>(sql: string, parameters: readonly unknown[]): MaybePromise<R[]>;
+  /**
+   * SQLite only: runs one compiled statement on the writer's connection at once, without the
+   * query builder, and returns its rows (none for a write). Only for the work of a transaction
+   * (withTx), which holds that connection until it ends: ScopedDb runs its compiled statements
+   * there through it. PostgreSQL has none: a transaction's statements go to its pooled client.
+   */
+  writerRows?<R>(sql: string, parameters: readonly unknown[]): R[];
   /**
    * Notifications sent with `ScopedDb.notifyAtCommit(channel)` by any instance, on a connection
    * of their own: PostgreSQL only (SQLite has no such thing; its callers poll).
@@ -53,8 +63,8 @@ export function openStore(database: Config['database'], options: { schema?: stri
     const listen = (channel: string, handlers: ListenHandlers) => listenOn(database.url, options.schema, channel, handlers);
     return { dialect: 'postgres', db, reader: db, readRows, listen, close };
   }
-  const { db, reader, readRows, close } = openSqlite(database.file, { busyTimeoutMs: timeouts.statementMs });
-  return { dialect: 'sqlite', db, reader, readRows, close };
+  const { db, reader, readRows, writerRows, close } = openSqlite(database.file, { busyTimeoutMs: timeouts.statementMs });
+  return { dialect: 'sqlite', db, reader, readRows, writerRows, close };
 }
 
 async function migrateWith(db: Kysely<Database>, dialect: Dialect, migrationTableSchema?: string): Promise<string[]> {
@@ -172,4 +182,19 @@ export async function read<T>(work: () => Promise<T>): Promise<T> {
   } catch (error) {
     throw translateStoreError(error);
   }
+}
+
+/** `read` for work that may be done at once (a SQLite read): its value then, else its promise; errors translated alike. */
+export function readSoon<T>(work: () => MaybePromise<T>): MaybePromise<T> {
+  let result: MaybePromise<T>;
+  try {
+    result = work();
+  } catch (error) {
+    throw translateStoreError(error);
+  }
+  return result instanceof Promise
+    ? result.catch((error: unknown) => {
+        throw translateStoreError(error);
+      })
+    : result;
 }

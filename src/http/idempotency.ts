@@ -89,9 +89,8 @@ export function registerIdempotency(app: FastifyInstance, deps: { store: Store; 
   sweep.unref();
   app.addHook('onClose', () => clearInterval(sweep));
 
-  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
-    const header = request.headers['idempotency-key'];
-    if (request.method !== 'POST' || header === undefined || !request.ctx) return;
+  /** Claims the request's key; a recorded answer to replay, or undefined once the claim is the request's. */
+  async function claimFor(request: FastifyRequest, header: string | string[]): Promise<{ status: number; body: string } | undefined> {
     if (Array.isArray(header) || !KEY.test(header)) throw errors.idempotencyKeyInvalid();
     // Refused now means refused, whatever the key once got: the role may have changed since.
     await request.routeOptions.config.replay?.authorize(request);
@@ -101,18 +100,14 @@ export function registerIdempotency(app: FastifyInstance, deps: { store: Store; 
     if (outcome.kind === 'mismatch') throw errors.idempotencyKeyReused({ key: header });
     if (outcome.kind === 'in-progress') throw errors.idempotencyKeyInProgress({ key: header });
     if (outcome.kind === 'carried-out') throw errors.idempotencyKeyCarriedOut({ key: header, resourceId: outcome.resourceId });
-    if (outcome.kind === 'answered') {
-      return reply.code(outcome.status).header('Idempotent-Replayed', 'true').type('application/json; charset=utf-8').send(outcome.body);
-    }
+    if (outcome.kind === 'answered') return outcome;
     request.idempotency = claimed;
     request.ctx = { ...request.ctx, idempotency: claimed };
-  });
+    return undefined;
+  }
 
-  app.addHook('onSend', async (request, reply, payload) => {
-    const claimed = request.idempotency;
-    if (!claimed) return payload;
-    request.idempotency = undefined;
-    // The answer is recorded before it is sent: a retry that arrives once the client has it replays it.
+  /** Records the answer of a claimed key before it is sent (a retry that arrives once the client has it replays it). */
+  async function record(request: FastifyRequest, reply: FastifyReply, claimed: IdempotencyClaim, payload: unknown): Promise<void> {
     try {
       if (replayable(reply.statusCode)) {
         const body = recordable(reply.statusCode, String(payload ?? ''), request.routeOptions.config.replay?.shownOnce ?? []);
@@ -122,6 +117,31 @@ export function registerIdempotency(app: FastifyInstance, deps: { store: Store; 
       // The change is made: its answer goes out all the same. The claim lapses with its lease.
       request.log.warn({ err: error }, 'Idempotency-Key: the answer could not be recorded');
     }
-    return payload;
+  }
+
+  // Callbacks rather than promises: most POSTs send no key, and pass at once.
+  const claimKey = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+    const header = request.headers['idempotency-key'];
+    if (request.method !== 'POST' || header === undefined || !request.ctx) return done();
+    claimFor(request, header).then((answer) => {
+      // A replay is the answer: the request goes no further (done is not called).
+      if (answer) reply.code(answer.status).header('Idempotent-Replayed', 'true').type('application/json; charset=utf-8').send(answer.body);
+      else done();
+    }, done);
+  };
+
+  const recordAnswer = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: Error | null, payload?: unknown) => void) => {
+    const claimed = request.idempotency;
+    if (!claimed) return done(null, payload);
+    request.idempotency = undefined;
+    void record(request, reply, claimed, payload).then(() => done(null, payload));
+  };
+
+  // Only a POST takes a key: the hooks are the POST routes' own (every route is registered after
+  // this), so that no other request runs them.
+  app.addHook('onRoute', (route) => {
+    if (![route.method].flat().includes('POST')) return;
+    route.preHandler = [...[route.preHandler ?? []].flat(), claimKey];
+    route.onSend = [...[route.onSend ?? []].flat(), recordAnswer];
   });
 }

@@ -35,6 +35,8 @@ export interface ProtocolDeps {
   ipGuard: IpScreen;
   clock: Clock;
   baseUrl: () => string;
+  /** The logger of the request lines: the app's, without redaction (src/logger.ts, unredactedLogger). */
+  requestLines: Logger;
 }
 
 function corsHeaders(request: FastifyRequest, reply: FastifyReply): void {
@@ -172,23 +174,37 @@ export function registerProtocol(app: FastifyInstance, deps: ProtocolDeps): void
   });
 
   // One line per request, refusals included, with the operation id (as `operation_id`), the
-  // client's address, and the caller once its key was recognised; never a header.
+  // client's address, and the caller once its key was recognised; never a header. Written through
+  // the root logger with the operation id as its first field, as the request's own logger would
+  // bind it (so the line reads the same), so that no logger is made for a request that logs
+  // nothing else; and without the redaction, whose wildcard paths would pass each of these fields
+  // (all ours, none a secret) through the redactor.
+  const { requestLines } = deps;
   app.addHook('onResponse', (request, reply, done) => {
-    if ((request.log as unknown as Logger).isLevelEnabled('info'))
-      request.log.info(
+    if (requestLines.isLevelEnabled('info')) {
+      const ctx = request.ctx;
+      requestLines.info(
         {
+          operation_id: request.id,
           method: request.method,
-          path: request.url.split('?')[0],
+          path: pathOf(request.url),
           status: reply.statusCode,
           ms: Math.round(reply.elapsedTime * 10) / 10,
           ip: request.ip,
-          account_id: request.ctx?.scope.accountId,
-          key_id: request.ctx?.keyId,
+          account_id: ctx?.scope.accountId,
+          key_id: ctx?.keyId,
         },
         'request',
       );
+    }
     done();
   });
+}
+
+/** The path of a request's URL, without its query string. */
+function pathOf(url: string): string {
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
 }
 
 /** How deeply a request body may nest arrays and objects, the body itself being level 1 (docs/errors.md, ERR_EP_270). */

@@ -169,6 +169,8 @@ describeEachStore('IP restrictions', (h) => {
     assert.equal(line.account_id, api.info.accountId);
     assert.equal(line.key_id, api.info.keyId);
     assert.equal(line.ip, '127.0.0.1');
+    // Through the request's own logger, made when it first logs: bound to the request's operation id.
+    assert.equal(line.operation_id, res.headers.get('operation-id'));
     assert.ok(!JSON.stringify(line).includes(api.token!), 'the token is not logged');
   });
 

@@ -11,7 +11,8 @@ import pg from 'pg';
 import { pino } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { loadConfig, type AccessLogSetting, type Config, type DomainSettings } from '../../src/config.js';
+import { loadConfig, type AccessLogSetting, type Config, type DomainSettings, type LogLevel } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import { migrate, openStore, type Store } from '../../src/db/store.js';
 import type { Role } from '../../src/db/schema.js';
@@ -202,6 +203,11 @@ export interface HarnessOptions {
   host?: string;
   /** Server log level (default info, or EDGEPLANE_TEST_LOG_LEVEL); lines are kept in `logs`. */
   logLevel?: 'info' | 'warn' | 'silent';
+  /**
+   * A file the server logs to through the production logger (src/logger.ts: its redaction and its
+   * writer), instead of `logs`, which stays empty: the benchmark's /dev/null.
+   */
+  logFile?: string;
   /** The store's time limits (default: the settings' defaults). */
   databaseTimeouts?: Partial<Config['databaseTimeouts']>;
   /** The operator's domain settings, over the defaults (service domains, zones, nameservers, regions). */
@@ -282,7 +288,8 @@ async function serveApp(store: Store, database: Config['database'], options: Har
       callback();
     },
   });
-  const logger = pino({ level: options.logLevel ?? process.env.EDGEPLANE_TEST_LOG_LEVEL ?? 'info' }, sink);
+  const level = options.logLevel ?? (process.env.EDGEPLANE_TEST_LOG_LEVEL as LogLevel | undefined) ?? 'info';
+  const logger = options.logFile ? createLogger(level, options.logFile) : pino({ level }, sink);
   const registry = new AgentSessionRegistry();
   const deps = createDeps({ config, logger, store, masterKey }, { credentialDeleted: registry.credentialDeleted, sessionCommands: sessionCommands(registry) });
   const app = await buildApp(deps);
