@@ -66,9 +66,12 @@ export class TcpIngress {
   serveTunnel(target: TunnelTarget | undefined, socket: net.Socket, client: { ip: string; addr: string }): void {
     if (!target) return void socket.destroy();
     if (this.options.agentStreams?.(target, socket, client)) return;
+    const visit = this.traffic.connection(socket, 'tcp', client.ip);
+    visit.to('endpoint', target.endpoint?.id ?? target.tunnelId, true);
     let stream;
     try {
       stream = target.connect(client.addr);
+      visit.sentTo('tunnel', target.tunnelId);
     } catch (err) {
       this.options.log.debug({ err: (err as Error).message, tunnel_id: target.tunnelId }, 'TCP connection refused: the tunnel is gone');
       socket.destroy();
