@@ -99,6 +99,31 @@ export function labelSetKey(accountId: string, wanted: readonly (readonly [strin
   return `${accountId}\n${JSON.stringify([...wanted].sort(([a], [b]) => (a < b ? -1 : 1)))}`;
 }
 
+/** Which of a route's tunnels is next: each in turn. */
+export function takeTurn<T>(on: { tunnels: T[]; next: number } | undefined): T | undefined {
+  if (!on || on.tunnels.length === 0) return undefined;
+  const tunnel = on.tunnels[on.next % on.tunnels.length]!;
+  on.next = (on.next + 1) % on.tunnels.length;
+  return tunnel;
+}
+
+/**
+ * Whose turn it is among the tunnels matching a label set, per label set asked for. Bounded: a
+ * counter per distinct label set, forgotten in bulk past 10 000.
+ */
+export class LabelTurns {
+  private readonly turns = new Map<string, number>();
+
+  next<T>(accountId: string, wanted: readonly (readonly [string, string])[], matching: readonly T[]): T | undefined {
+    if (matching.length === 0) return undefined;
+    const key = labelSetKey(accountId, wanted);
+    const turn = this.turns.get(key) ?? 0;
+    if (this.turns.size >= 10_000) this.turns.clear();
+    this.turns.set(key, (turn + 1) % matching.length);
+    return matching[turn % matching.length];
+  }
+}
+
 export interface RegistryOptions {
   /** How long an ended session's id can be resumed (default 10 minutes). */
   resumeWindowMs?: number;
@@ -118,7 +143,7 @@ export class AgentSessionRegistry implements IngressDirectory, LiveState {
   private readonly routes = new Map<string, { tunnels: HeldTunnel[]; next: number }>();
   /** Labeled tunnels by account, in bind order, and whose turn is next per label set asked for. */
   private readonly labeledOf = new Map<string, Set<HeldTunnel>>();
-  private readonly labeledTurns = new Map<string, number>();
+  private readonly labeledTurns = new LabelTurns();
   private onChange: () => void;
   private readonly region: string;
   /** Ended sessions by id: their credential and when they ended, oldest first (Map order). */
@@ -279,11 +304,7 @@ export class AgentSessionRegistry implements IngressDirectory, LiveState {
   }
 
   private pick(route: string): TunnelTarget | undefined {
-    const on = this.routes.get(route);
-    if (!on || on.tunnels.length === 0) return undefined;
-    const tunnel = on.tunnels[on.next % on.tunnels.length]!;
-    on.next = (on.next + 1) % on.tunnels.length;
-    return tunnel.target;
+    return takeTurn(this.routes.get(route))?.target;
   }
 
   private pickName(proto: EndpointProto, host: string): TunnelTarget | undefined {
@@ -314,13 +335,7 @@ export class AgentSessionRegistry implements IngressDirectory, LiveState {
     for (const tunnel of this.labeledOf.get(accountId) ?? []) {
       if (hasLabels(tunnel.live.labels!, wanted)) matching.push(tunnel);
     }
-    if (matching.length === 0) return undefined;
-    const key = labelSetKey(accountId, wanted);
-    const turn = this.labeledTurns.get(key) ?? 0;
-    // Bounded: a turn counter per distinct label set asked for, forgotten in bulk past 10 000.
-    if (this.labeledTurns.size >= 10_000) this.labeledTurns.clear();
-    this.labeledTurns.set(key, (turn + 1) % matching.length);
-    return matching[turn % matching.length]!.target;
+    return this.labeledTurns.next(accountId, wanted, matching)?.target;
   }
 
   // ---- LiveState ----

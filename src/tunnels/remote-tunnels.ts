@@ -14,7 +14,7 @@ import { LIVE_AGENTS_CHANNEL, remoteTunnels, type RemoteTunnelRow } from '../db/
 import type { Store } from '../db/store.js';
 import type { AgentEndpointModules } from '../edges/agent-options.js';
 import type { PeerLinks } from './peer-links.js';
-import { hasLabels, internalRouteKey, labelSetKey, pickByName, routeKey } from './registry.js';
+import { hasLabels, internalRouteKey, LabelTurns, pickByName, routeKey, takeTurn } from './registry.js';
 
 /** How often the rows are read when no notification comes (SQLite always polls at this pace). */
 const DEFAULT_POLL_MS = 1000;
@@ -46,7 +46,7 @@ const empty = (): Snapshot => ({ routes: new Map(), labeled: new Map(), compiled
 
 export class RemoteTunnels implements IngressDirectory {
   private snapshot: Snapshot = empty();
-  private readonly labeledTurns = new Map<string, number>();
+  private readonly labeledTurns = new LabelTurns();
   private timer?: NodeJS.Timeout;
   private watch?: { close(): Promise<void> };
   private reading?: Promise<void>;
@@ -185,11 +185,7 @@ export class RemoteTunnels implements IngressDirectory {
   }
 
   private pick(route: string): TunnelTarget | undefined {
-    const on = this.snapshot.routes.get(route);
-    if (!on || on.tunnels.length === 0) return undefined;
-    const remote = on.tunnels[on.next % on.tunnels.length]!;
-    on.next = (on.next + 1) % on.tunnels.length;
-    return remote.target;
+    return takeTurn(this.snapshot.routes.get(route))?.target;
   }
 
   /** The ports of the other instances' TCP tunnels, which this instance listens on for them. */
@@ -220,12 +216,7 @@ export class RemoteTunnels implements IngressDirectory {
   labeled(accountId: string, labels: Readonly<Record<string, string>>): TunnelTarget | undefined {
     const wanted = Object.entries(labels);
     const matching = (this.snapshot.labeled.get(accountId) ?? []).filter((r) => hasLabels(r.labels!, wanted));
-    if (matching.length === 0) return undefined;
-    const key = labelSetKey(accountId, wanted);
-    const turn = this.labeledTurns.get(key) ?? 0;
-    if (this.labeledTurns.size >= 10_000) this.labeledTurns.clear();
-    this.labeledTurns.set(key, (turn + 1) % matching.length);
-    return matching[turn % matching.length]!.target;
+    return this.labeledTurns.next(accountId, wanted, matching)?.target;
   }
 }
 

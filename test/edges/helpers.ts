@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import ngrok from '@ngrok/ngrok';
 import type { Api, Harness, Response } from '../helpers/harness.js';
+import { observed } from '../helpers/assertions.js';
 
 export interface Answer {
   status: number;
@@ -121,19 +122,7 @@ export async function edgeWithRoute(api: Api, route: Record<string, unknown>): P
 
 /** Resolves once `check` holds for what the edges of this instance read, looked at after each reading; fails after 5 s. */
 export function edgesRead(h: Harness, check: () => boolean, what: string): Promise<void> {
-  if (check()) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const stop = h.agents!.edges.observe(() => {
-      if (!check()) return;
-      stop();
-      clearTimeout(timer);
-      resolve();
-    });
-    const timer = setTimeout(() => {
-      stop();
-      reject(new Error(`the edges did not read ${what} within 5 s`));
-    }, 5000);
-  });
+  return observed((listener) => h.agents!.edges.observe(listener), check, `the edges reading ${what}`);
 }
 
 /** Resolves once the edge serving `host` has `routes` routes, as this instance reads it. */

@@ -52,3 +52,23 @@ export async function waitFor(
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
 }
+
+/**
+ * Resolves once `check` holds, looked at now and after each event `observe` reports (it returns
+ * what stops it); fails naming `what` after `timeoutMs`.
+ */
+export function observed(observe: (listener: () => void) => () => void, check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  if (check()) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const stop = observe(() => {
+      if (!check()) return;
+      stop();
+      clearTimeout(timer);
+      resolve();
+    });
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`${what} did not happen within ${timeoutMs / 1000} s`));
+    }, timeoutMs);
+  });
+}

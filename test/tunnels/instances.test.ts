@@ -13,6 +13,7 @@ import tls from 'node:tls';
 import ngrok from '@ngrok/ngrok';
 import { describeEachStore, type Harness, type HarnessAgents } from '../helpers/harness.js';
 import { created, edgeWithRoute, edgesRead, request } from '../edges/helpers.js';
+import { observed } from '../helpers/assertions.js';
 
 type Instance = { baseUrl: string; agents?: HarnessAgents; close(): Promise<void> };
 
@@ -21,20 +22,7 @@ const through = (h: Harness, other: Instance): Harness => ({ ...h, agents: other
 
 /** Resolves once `check` holds for the other instances' tunnels as `at` reads them; fails after 5 s. */
 function remoteRead(at: HarnessAgents, check: () => boolean, what: string): Promise<void> {
-  const remote = at.remoteTunnels!;
-  if (check()) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const stop = remote.observe(() => {
-      if (!check()) return;
-      stop();
-      clearTimeout(timer);
-      resolve();
-    });
-    const timer = setTimeout(() => {
-      stop();
-      reject(new Error(`the other instances' tunnels did not show ${what} within 5 s`));
-    }, 5000);
-  });
+  return observed((listener) => at.remoteTunnels!.observe(listener), check, `the other instances' tunnels showing ${what}`);
 }
 
 /** An upstream that answers with its name, the path and the size of the body it received. */
