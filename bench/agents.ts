@@ -12,7 +12,7 @@ import http from 'node:http';
 import os from 'node:os';
 import { keygen, sshReverseForward, startSshd, tempDir, type ReverseForward, type Sshd } from '../test/helpers/openssh.js';
 import type { BenchApi } from './api-client.js';
-import type { Verdict } from './data-path.js';
+import type { Verdict } from './verdict.js';
 import { onPath, type LoadResult, type LoadTarget, type LoadTool } from './load.js';
 import type { ServerReady } from './server-process.js';
 import { SMALL_BYTES, type FromUpstream, type ToUpstream } from './upstream-messages.js';

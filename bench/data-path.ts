@@ -21,17 +21,9 @@ import { idleSessionsRow, idleStreamsRow } from './idle.js';
 import type { LoadTool } from './load.js';
 import { propagationRow } from './propagation.js';
 import type { ServerCalls, ServerReady } from './server-process.js';
+import type { Verdict } from './verdict.js';
 
-/** One line of the summary: a measured figure, what it is printed beside, its target, and whether it is met. */
-export interface Verdict {
-  row: string;
-  what: string;
-  measured: string;
-  beside: string;
-  target: string;
-  /** n/a: the baseline the target is about was not measured (skipped or failed). */
-  outcome: 'pass' | 'short' | 'n/a';
-}
+export type { Verdict } from './verdict.js';
 
 export interface DataPathOptions {
   tool: LoadTool;

@@ -14,7 +14,7 @@ import tls from 'node:tls';
 import { makeChain } from '../test/helpers/certs.js';
 import { freePort } from '../test/helpers/ports.js';
 import type { BenchApi } from './api-client.js';
-import type { Verdict } from './data-path.js';
+import type { Verdict } from './verdict.js';
 import { onPath, type LoadResult, type LoadTarget, type LoadTool } from './load.js';
 import type { ServerReady } from './server-process.js';
 import { SMALL_BYTES } from './upstream-messages.js';

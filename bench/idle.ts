@@ -7,7 +7,7 @@ import net from 'node:net';
 import { once } from 'node:events';
 import { BenchApi } from './api-client.js';
 import { ChildRpc } from './child-rpc.js';
-import type { Verdict } from './data-path.js';
+import type { Verdict } from './verdict.js';
 import type { RawAgentCalls } from './raw-agents.js';
 import type { ServerCalls, ServerReady, ServerStats } from './server-process.js';
 

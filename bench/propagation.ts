@@ -10,7 +10,7 @@ import https from 'node:https';
 import type { StoreKind } from '../test/helpers/harness.js';
 import { BenchApi } from './api-client.js';
 import type { ChildRpc } from './child-rpc.js';
-import type { Verdict } from './data-path.js';
+import type { Verdict } from './verdict.js';
 import type { ServerCalls, ServerReady } from './server-process.js';
 
 export interface PropagationContext {
