@@ -23,7 +23,6 @@ import { propagationRow } from './propagation.js';
 import type { ServerCalls, ServerReady } from './server-process.js';
 import type { Verdict } from './verdict.js';
 
-
 export interface DataPathOptions {
   tool: LoadTool;
   seconds: number;
