@@ -2,7 +2,7 @@
 # user, with its data directory (SQLite, the master key, generated TLS) in a volume.
 #   docker build -t edgeplane .
 #   docker run -p 8443:8443 -v edgeplane-data:/var/lib/edgeplane edgeplane
-# Two instances with PostgreSQL, Redis and a load balancer: deploy/compose.yaml.
+# Three instances with PostgreSQL, Redis and a load balancer for every public port: deploy/compose.yaml.
 
 # Build: dependencies (better-sqlite3 is a native addon: the full image has python, make and g++
 # for the rare platform without a prebuilt binary), then the TypeScript, then production
@@ -32,7 +32,8 @@ EXPOSE 8443
 # EDGEPLANE_TLS=off; the local CA's HTTPS otherwise, whose certificate the probe does not check.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD node --no-warnings -e "const s=process.env.EDGEPLANE_TLS==='off'?'http':'https';process.env.NODE_TLS_REJECT_UNAUTHORIZED='0';fetch(s+'://127.0.0.1:'+(process.env.EDGEPLANE_LISTEN||'').split(':').pop()+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-# serve handles SIGTERM itself: it stops accepting, drains requests and jobs, then exits.
+# serve handles SIGTERM itself: it stops accepting, drains requests, streams and jobs, then exits
+# (EDGEPLANE_DRAIN_TIMEOUT + 5 s at most: give `docker stop -t` more than that).
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["node", "dist/cli.js"]
 CMD ["serve"]

@@ -13,7 +13,7 @@ import { StoreStartError } from './db/store-problems.js';
 import { managedCertificates, statusLine } from './certificates/certificate-report.js';
 import { IpRestrictionOperator } from './resources/ip-restrictions/ip-restriction.operator.js';
 import { AccountService, ConflictError, InputError, ROLES, type IssuedUser } from './accounts/account.service.js';
-import { startServer } from './main.js';
+import { shutdownLimitMs, startServer } from './main.js';
 
 /** Exit codes: 0 done, 1 an unexpected failure (a bug: the stack is printed), 2 usage, settings, input or the store, 3 exists already. */
 const EXIT = { usage: 2, conflict: 3 } as const;
@@ -137,13 +137,15 @@ const COMMANDS: readonly Command[] = [
     synopsis: '',
     summary: 'start the API server (migrates the store first)',
     details:
-      'Runs in the foreground until SIGINT or SIGTERM, then finishes the requests in flight (10 s at most).\n' +
+      'Runs in the foreground until SIGINT or SIGTERM, then stops accepting and finishes the requests and streams\n' +
+      'in flight (EDGEPLANE_DRAIN_TIMEOUT, 10 s by default), ends the agent sessions and exits (5 s more at most).\n' +
       'On an empty store it creates a `default` account and hands over its first admin API key token.',
     options: [],
     createsStore: true,
     async run(invocation) {
-      const server = await startServer(config(invocation));
-      closeWithGrace({ delay: 10_000 }, async ({ err }) => {
+      const settings = config(invocation);
+      const server = await startServer(settings);
+      closeWithGrace({ delay: shutdownLimitMs(settings) }, async ({ err }) => {
         if (err) server.deps.logger.error({ err }, 'shutting down after an error');
         await server.close();
       });

@@ -42,6 +42,8 @@ export interface Config {
   rateLimit: { perMinute: number; redisUrl?: string };
   /** Where ngrok agents dial in (TLS); undefined: off. `tls` files, else the local CA's certificate. */
   agentListen?: { host: string; port: number; tls?: { cert: string; key: string } };
+  /** Milliseconds a stopping server lets the data plane's requests and streams in flight finish before it cuts them. */
+  drainTimeoutMs: number;
   /** Where public clients reach agents' endpoints: HTTPS and TLS on one port, plain HTTP on another; undefined: off. */
   ingress: {
     https?: { host: string; port: number };
@@ -255,9 +257,18 @@ export const SETTINGS = {
     'level of the line each public request or connection leaves: info (default), debug (written only at EDGEPLANE_LOG_LEVEL=debug) or off',
   ],
   dnsListen: ['EDGEPLANE_DNS_LISTEN', '--dns-listen', 'host:port of the built-in authoritative DNS server, UDP and TCP, e.g. 0.0.0.0:53 (off when unset)'],
+  drainTimeout: [
+    'EDGEPLANE_DRAIN_TIMEOUT',
+    '--drain-timeout',
+    "seconds a stopping server lets public requests and streams in flight finish before it cuts them and ends the agents' sessions (default 10)",
+  ],
 } as const;
 
 export const DATABASE_TIMEOUT_DEFAULTS: Config['databaseTimeouts'] = { statementMs: 5000, poolMs: 5000 };
+
+/** How long a stopping server drains the data plane by default (EDGEPLANE_DRAIN_TIMEOUT). */
+export const DRAIN_TIMEOUT_DEFAULT_MS = 10_000;
+const MAX_DRAIN_TIMEOUT_MS = 3_600_000;
 
 export const CONNECTION_DEFAULTS: Config['connections'] = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, max: 1000 };
 
@@ -401,6 +412,12 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
     problems.push('EDGEPLANE_METRICS_TOKEN must be 16 or more printable characters without spaces');
 
   const { agentListen, ingress } = readDataPlaneListen(raw, cwd, listen, problems);
+  let drainTimeoutMs = readSeconds(raw, 'drainTimeout', DRAIN_TIMEOUT_DEFAULT_MS, problems);
+  // The process's own limit on a shutdown is this plus a margin (main.ts), and stays within Node's timers.
+  if (drainTimeoutMs > MAX_DRAIN_TIMEOUT_MS) {
+    problems.push(`EDGEPLANE_DRAIN_TIMEOUT must be at most ${MAX_DRAIN_TIMEOUT_MS / 1000} seconds; got '${raw.drainTimeout}'`);
+    drainTimeoutMs = DRAIN_TIMEOUT_DEFAULT_MS;
+  }
   const signIn = readSignIn(raw, problems);
   const peer = readPeer(raw, problems);
 
@@ -423,6 +440,7 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
     rateLimit,
     ...(raw.metricsToken && { metricsToken: raw.metricsToken }),
     ...(agentListen && { agentListen }),
+    drainTimeoutMs,
     ingress: { ...ingress, ...(signIn && { signIn }) },
     accessLog,
     ...(peer && { peer }),

@@ -26,13 +26,24 @@ export interface Server {
   url: string;
   /** The background job runner, unless the run mode is `api`. */
   runner?: JobRunner;
-  /** The agent listener, when EDGEPLANE_AGENT_LISTEN is set (and the run mode serves). */
-  agents?: { address: AddressInfo; registry: AgentSessionRegistry };
+  /** The agent listener, when EDGEPLANE_AGENT_LISTEN is set (and the run mode serves), and the public listeners beside it. */
+  agents?: { address: AddressInfo; registry: AgentSessionRegistry; httpsAddress?: AddressInfo; httpAddress?: AddressInfo };
   close(): Promise<void>;
 }
 
-/** How long a shutdown waits for running jobs: within the 10 s that `serve` gives the whole shutdown. */
+/** How long a shutdown waits for running jobs: within the time `serve` gives the whole shutdown. */
 const JOB_SHUTDOWN_WAIT_MS = 8_000;
+/** What a shutdown may take past the drain (or the jobs' wait): ending sessions, deleting live rows, closing the store. */
+const SHUTDOWN_MARGIN_MS = 5_000;
+
+/**
+ * How long `serve` lets a shutdown take before it exits anyway (code 1): the data plane's drain
+ * (EDGEPLANE_DRAIN_TIMEOUT) or the jobs' wait, whichever is longer, and a margin. A supervisor's
+ * stop timeout (systemd's TimeoutStopSec, compose's stop_grace_period) must be longer.
+ */
+export function shutdownLimitMs(config: Pick<Config, 'drainTimeoutMs'>): number {
+  return Math.max(config.drainTimeoutMs, JOB_SHUTDOWN_WAIT_MS) + SHUTDOWN_MARGIN_MS;
+}
 
 function curlLine(config: Config, caFile: string | undefined, token: string): string {
   const ca = caFile ? `--cacert ${caFile} ` : '';
@@ -140,11 +151,42 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     deps,
     url: config.baseUrl,
     runner,
-    ...(dataPlane && { agents: { address: dataPlane.agentAddress, registry: agentSessions } }),
+    ...(dataPlane && {
+      agents: {
+        address: dataPlane.agentAddress,
+        registry: agentSessions,
+        ...(dataPlane.httpsAddress && { httpsAddress: dataPlane.httpsAddress }),
+        ...(dataPlane.httpAddress && { httpAddress: dataPlane.httpAddress }),
+      },
+    }),
     async close() {
+      const started = performance.now();
       clearInterval(keepAlive);
-      await Promise.all([runner?.stop(JOB_SHUTDOWN_WAIT_MS), app.close(), dataPlane?.close(), ...listeners.map((l) => l.close())]);
+      // The data plane stops accepting first, then says what it still carries; the API drains alongside (app.ts).
+      const drain = dataPlane?.drain(config.drainTimeoutMs);
+      const jobs = runner?.runningCount ?? 0;
+      logger.info(
+        { run_mode: config.runMode, ...drain?.open, jobs, ...(drain && { grace_seconds: config.drainTimeoutMs / 1000 }) },
+        drain ? 'shutting down: no new connections; requests and streams in flight may finish' : 'shutting down',
+      );
+      /** The drain's outcome, and the agent sessions its end closed (agents reconnect, to another instance). */
+      const drainAndClose = async () => {
+        const outcome = await drain?.done;
+        const sessions = dataPlane?.activity().sessions ?? 0;
+        await dataPlane?.close();
+        return outcome && { ...outcome, sessions };
+      };
+      const [drained] = await Promise.all([drainAndClose(), runner?.stop(JOB_SHUTDOWN_WAIT_MS), app.close(), ...listeners.map((l) => l.close())]);
       await store.close();
+      logger.info(
+        {
+          run_mode: config.runMode,
+          ms: Math.round(performance.now() - started),
+          ...(drained && { drain_ms: drained.ms, requests_cut: drained.left.requests, streams_cut: drained.left.streams, sessions_ended: drained.sessions }),
+          jobs_left: runner?.runningCount ?? 0,
+        },
+        drained?.cut ? 'stopped: the drain was cut at EDGEPLANE_DRAIN_TIMEOUT' : 'stopped',
+      );
     },
   };
 }

@@ -48,9 +48,14 @@ export function claimRoute(store: Store, claim: RouteClaim): Promise<{ heldBy?: 
   });
 }
 
-/** Gives a route back (the tunnel ended). */
-export async function releaseRoute(store: Store, route: string, tunnelId: string): Promise<void> {
-  await withTx(store, (trx) => trx.deleteFrom('agent_route_claims').where('route', '=', route).where('tunnel_id', '=', tunnelId).execute());
+/**
+ * Gives a route back (the tunnel ended on this instance). Only this instance's claim: the same
+ * tunnel, resumed on another instance after this one stopped, has claimed it there.
+ */
+export async function releaseRoute(store: Store, route: string, tunnelId: string, instanceId: string): Promise<void> {
+  await withTx(store, (trx) =>
+    trx.deleteFrom('agent_route_claims').where('route', '=', route).where('tunnel_id', '=', tunnelId).where('instance_id', '=', instanceId).execute(),
+  );
 }
 
 /**

@@ -117,6 +117,11 @@ export class JobRunner {
     }
   }
 
+  /** Jobs running now (a shutdown says how many it waits for, and how many it left). */
+  get runningCount(): number {
+    return this.running.size;
+  }
+
   /** Polls until `stop()`. The polling timer is unref'd: an idle runner does not keep the process alive. */
   start(): void {
     if (this.started) return;

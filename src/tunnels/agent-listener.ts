@@ -89,6 +89,8 @@ export interface AgentListenerOptions extends AgentListenerTuning {
 
 export interface AgentListener {
   address: AddressInfo;
+  /** Stops accepting agents (a drain began); the sessions go on, serving the streams in flight. */
+  stopAccepting(): void;
   /** Stops accepting agents and ends every session. */
   close(): Promise<void>;
 }
@@ -165,6 +167,14 @@ export async function startAgentListener(options: AgentListenerOptions): Promise
     });
   });
   server.on('error', (err) => log.error({ err }, 'agent listener error'));
+  // Made now: once it stops accepting, the server emits 'close' when its last agent's connection ends.
+  const closed = new Promise<void>((resolve) => server.once('close', () => resolve()));
+  let accepting = true;
+  const stopAccepting = () => {
+    if (!accepting) return;
+    accepting = false;
+    server.close();
+  };
 
   // A delete through this instance's API ends its sessions at once (main.ts); this catches the
   // rest: a credential deleted with its owner, on another instance, or a bot made inactive.
@@ -180,9 +190,10 @@ export async function startAgentListener(options: AgentListenerOptions): Promise
 
   return {
     address: server.address() as AddressInfo,
+    stopAccepting,
     async close() {
       clearInterval(credentialCheck);
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      stopAccepting();
       registry.endAll('the server is shutting down');
       options.tcp.close();
       for (const socket of sockets) socket.destroy();

@@ -42,7 +42,7 @@ export class RouteClaims {
 
   /** Gives a route back; a failure leaves the claim to expire. */
   release(route: string, tunnelId: string): void {
-    const done = releaseRoute(this.options.store, route, tunnelId)
+    const done = releaseRoute(this.options.store, route, tunnelId, this.options.instanceId)
       .catch((err: unknown) => this.options.log.warn({ err, route }, 'a route claim could not be released; it expires with its lease'))
       .finally(() => this.releasing.delete(done));
     this.releasing.add(done);

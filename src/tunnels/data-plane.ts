@@ -75,6 +75,24 @@ export interface DataPlaneOptions {
   peer?: { listen: { host: string; port: number }; address?: string; pollMs?: number };
 }
 
+/** What the data plane has open: HTTP requests in flight, the other public connections (streams), agent sessions and tunnels. */
+export interface DataPlaneActivity {
+  requests: number;
+  /** WebSockets, TLS passthrough, TLS and TCP edges, TCP endpoints' connections. */
+  streams: number;
+  sessions: number;
+  tunnels: number;
+}
+
+export interface DrainOutcome {
+  /** From the start of the drain to the last connection's end, or to the grace's end. */
+  ms: number;
+  /** Whether the grace ran out before every public connection had ended. */
+  cut: boolean;
+  /** What was still open when the grace ran out (and is cut by close()); zeros when all finished. */
+  left: { requests: number; streams: number };
+}
+
 export interface DataPlane {
   agentAddress: AddressInfo;
   /** The edges configured through the API, as this process serves them. */
@@ -87,6 +105,16 @@ export interface DataPlane {
   peerAddress?: AddressInfo;
   /** The tunnels of the other instances, as this one sees them (with `peer`). */
   remoteTunnels?: RemoteTunnels;
+  activity(): DataPlaneActivity;
+  /**
+   * Begins a drain: the public listeners, the TCP ports and the agent listener stop accepting,
+   * idle keep-alive connections close, and requests still answered get `Connection: close`; the
+   * requests and streams in flight go on, and the agent sessions with them. `open` is what was
+   * in flight as it began; `done` resolves once every public connection has ended, or once
+   * `graceMs` have passed. Then close() ends the rest.
+   */
+  drain(graceMs: number): { open: DataPlaneActivity; done: Promise<DrainOutcome> };
+  /** Ends every session and connection at once, and removes this instance's live rows. */
   close(): Promise<void>;
 }
 
@@ -217,6 +245,10 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
   registry.observe(() => records.changed());
   records.start();
   claims.start();
+  const activity = (): DataPlaneActivity => {
+    const http = listeners?.activity() ?? { requests: 0, streams: 0 };
+    return { requests: http.requests, streams: http.streams + tcp.openConnections(), sessions: registry.size, tunnels: registry.tunnels().length };
+  };
   return {
     agentAddress: agents.address,
     edges,
@@ -224,6 +256,24 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
     ...(listeners?.httpsAddress && { httpsAddress: listeners.httpsAddress }),
     ...(listeners?.httpAddress && { httpAddress: listeners.httpAddress }),
     ...(cluster && { peerAddress: cluster.listener.address, remoteTunnels: cluster.remote }),
+    activity,
+    drain(graceMs) {
+      const started = performance.now();
+      agents.stopAccepting();
+      edgePorts.stopWatching();
+      tcp.stopAccepting();
+      listeners?.stopAccepting();
+      const open = activity();
+      const idle = Promise.all([listeners?.whenIdle(), tcp.whenIdle()]).then(() => 'idle' as const);
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((resolve) => (timer = setTimeout(resolve, graceMs, 'late')));
+      const done = Promise.race([idle, late]).then((outcome) => {
+        clearTimeout(timer);
+        const { requests, streams } = outcome === 'idle' ? { requests: 0, streams: 0 } : activity();
+        return { ms: Math.round(performance.now() - started), cut: outcome === 'late', left: { requests, streams } };
+      });
+      return { open, done };
+    },
     async close() {
       stopRemoteTcp?.();
       edgePorts.close();

@@ -30,9 +30,14 @@ export class EdgePorts extends EventEmitter<{ listening: [port: number]; closed:
     this.sync();
   }
 
-  close(): void {
+  /** A drain began: the edges' changes open and close no port any more (the open ones stop accepting with the TCP listeners). */
+  stopWatching(): void {
     this.closed = true;
     this.stopObserving?.();
+  }
+
+  close(): void {
+    this.stopWatching();
     for (const stop of this.open.values()) stop();
     this.open.clear();
   }

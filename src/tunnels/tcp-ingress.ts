@@ -31,6 +31,12 @@ export class TcpIngress {
   /** When each port's listening socket has closed (its 'close' event). */
   private readonly closings = new Map<number, Promise<void>>();
   private readonly traffic: Traffic;
+  /** Every port's listening server, and every connection open, across ports. */
+  private readonly servers = new Set<net.Server>();
+  private readonly connections = new Set<net.Socket>();
+  /** Set by stopAccepting(): no port is listened on any more. */
+  private draining = false;
+  private idleWaiters: (() => void)[] = [];
 
   constructor(private readonly options: TcpIngressOptions) {
     this.traffic = options.traffic ?? new Traffic();
@@ -85,6 +91,7 @@ export class TcpIngress {
    * connection to `onConnection` with the client's address; the function returned stops.
    */
   async listenWith(port: number, onConnection: (socket: net.Socket, client: { ip: string; addr: string }) => void): Promise<() => void> {
+    if (this.draining) throw new Error('the server is shutting down');
     if (this.ports.has(port)) throw new Error(`port ${port} is already in use here`);
     this.ports.set(port, undefined);
     const { log } = this.options;
@@ -92,7 +99,12 @@ export class TcpIngress {
     const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
       socket.on('error', () => {});
       sockets.add(socket);
-      socket.once('close', () => sockets.delete(socket));
+      this.connections.add(socket);
+      socket.once('close', () => {
+        sockets.delete(socket);
+        this.connections.delete(socket);
+        if (this.connections.size === 0) this.idle();
+      });
       onConnection(socket, clientAddress(socket));
     });
     server.maxConnections = this.options.maxConnectionsPerPort ?? 10_000;
@@ -112,9 +124,13 @@ export class TcpIngress {
     const closing = new Promise<void>((resolve) => server.once('close', () => resolve()));
     this.closings.set(port, closing);
     void closing.then(() => this.closings.get(port) === closing && this.closings.delete(port));
+    // Began to listen as a drain started: it accepts nothing, and its tunnel's release forgets the port.
+    if (this.draining) server.close();
+    else this.servers.add(server);
     const stop = (): void => {
       if (this.ports.get(port) !== stop) return;
       this.ports.delete(port);
+      this.servers.delete(server);
       server.close();
       for (const socket of sockets) socket.destroy();
     };
@@ -162,9 +178,37 @@ export class TcpIngress {
     return this.closings.get(port) ?? Promise.resolve();
   }
 
+  /**
+   * The start of a drain: every port stops accepting (and no port is listened on from now on),
+   * while the connections open go on until they end or their tunnel goes.
+   */
+  stopAccepting(): void {
+    this.draining = true;
+    for (const server of this.servers) server.close();
+    this.servers.clear();
+  }
+
+  /** Connections open on every port. */
+  openConnections(): number {
+    let open = 0;
+    for (const socket of this.connections) if (!socket.destroyed) open++;
+    return open;
+  }
+
+  /** Resolves once no connection is open on any port. */
+  whenIdle(): Promise<void> {
+    if (this.connections.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
   /** Stops every listener (one still opening is stopped by its tunnel's release). */
   close(): void {
     this.remote.clear();
     for (const stop of [...this.ports.values()]) stop?.();
+  }
+
+  private idle(): void {
+    for (const resolve of this.idleWaiters) resolve();
+    this.idleWaiters = [];
   }
 }

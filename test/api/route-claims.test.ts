@@ -70,7 +70,14 @@ describeEachStore('route claims', (h) => {
       (await claimRoute(store, { route, tunnelId: b, instanceId: 'inst_b', pooling: false, leaseExpiresAt: at(1_000), now: at(61_000) })).heldBy,
       undefined,
     );
-    await releaseRoute(store, route, b);
+    // The same tunnel resumed on another instance claims it there; the first instance's late release leaves that claim.
+    assert.equal(
+      (await claimRoute(store, { route, tunnelId: b, instanceId: 'inst_b2', pooling: false, leaseExpiresAt: at(1_000), now: at(0) })).heldBy,
+      undefined,
+    );
+    await releaseRoute(store, route, b, 'inst_b');
+    assert.equal((await claimRoute(store, { route, tunnelId: c, instanceId: 'inst_c', pooling: false, leaseExpiresAt: at(1_000), now: at(0) })).heldBy, b);
+    await releaseRoute(store, route, b, 'inst_b2');
     assert.equal(
       (await claimRoute(store, { route, tunnelId: c, instanceId: 'inst_c', pooling: false, leaseExpiresAt: at(1_000), now: at(0) })).heldBy,
       undefined,
