@@ -97,6 +97,9 @@ async function startInstance(kind: StoreKind, settings: { drainTimeout?: string 
     agentListen: '127.0.0.1:0',
     ingressHttpsListen: '127.0.0.1:0',
     ingressHttpListen: '127.0.0.1:0',
+    // Behind one public port, as behind a balancer: URLs name it, so an agent that moves keeps its URL (and its tunnels their ids).
+    publicHttpsPort: '443',
+    publicHttpPort: '80',
     ...settings,
   });
   const logs = new LogLines();
@@ -438,7 +441,7 @@ for (const kind of storeKinds()) {
       }
     });
 
-    test('a rolling restart: the request in flight finishes, and the agent goes through the balancer to the next instance and binds its URL there', async () => {
+    test('a rolling restart: the request in flight finishes, and the agent goes through the balancer to the next instance, binds its URL there and is served', async () => {
       await instance?.dispose();
       instance = await startInstance(kind);
       const next = await startInstance(kind, {}, instance);
@@ -477,9 +480,11 @@ for (const kind of storeKinds()) {
           'the agent to bind its URL on the next instance',
         );
         assert.equal(disconnects, 1);
-        // Its traffic there is not asserted: the next instance gives the tunnel a new id (tunnel ids
-        // derive from the session id, and a session resumes only on the instance that started it),
-        // and the SDK drops streams for an id it does not know (the client gets 502 ERR_NGROK_3004).
+        // The session resumed there (its cookie is any instance's to check), so its tunnel kept its
+        // id, which the agent knows: its traffic flows on the next instance.
+        const after = await get(next, url, '/held/after');
+        assert.equal(after.status, 200, 'the next instance carries the agent’s traffic');
+        assert.equal(after.body, 'answered /held/after');
       } finally {
         // The SDK may fail to close a session it moved (`transport error`); stopping the instance ends it anyway.
         await session.close().catch(() => {});
