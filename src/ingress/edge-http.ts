@@ -10,7 +10,7 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { pipeline, type Duplex } from 'node:stream';
+import { pipeline, type Duplex, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Logger } from 'pino';
 import { createWebSocketStream, WebSocketServer } from 'ws';
@@ -30,7 +30,7 @@ import { matchRoute, normalizeTarget } from '../edges/routes.js';
 import { EDGE_ERRORS, INGRESS_ERRORS, rawErrorResponse, sendError, type IngressError } from '../edges/errors.js';
 import { openBackendStream } from './edge-stream.js';
 import { joinStreams } from '../lib/stream/join.js';
-import { classify, clientAddress, plainIp, forwardedHeaders, hasBody, returnedHeaders } from './forwarding.js';
+import { classify, clientAddress, plainIp, forwardedHeaders, hasBody, relay, returnedHeaders } from './forwarding.js';
 import type { StreamEdgeServer } from './edge-stream.js';
 import { Traffic, type Visit } from './traffic-metrics.js';
 
@@ -476,7 +476,7 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
   }
 
   /** The upstream's (or the backend's own) answer sent on, through the response modules. */
-  function answer(x: Exchange, status: number, statusMessage: string | undefined, headers: [string, string][], body: NodeJS.ReadableStream | string) {
+  function answer(x: Exchange, status: number, statusMessage: string | undefined, headers: [string, string][], body: Readable | string) {
     let algorithms: readonly string[] | undefined = x.compress ? ENCODINGS : undefined;
     if (x.policy && x.conn && x.policyRequest) {
       const response = { status, headers };
@@ -511,7 +511,7 @@ export function createEdgeHttp(options: EdgeHttpOptions): EdgeHttp {
       if (err) x.res.destroy();
     };
     if (encoding) pipeline(body, compressor(encoding), x.res, done);
-    else pipeline(body, x.res, done);
+    else relay(body, x.res, () => x.res.destroy());
   }
 
   /** The request forwarded over `agent` or a connected socket; resolves how it went. */

