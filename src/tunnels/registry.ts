@@ -124,6 +124,31 @@ export class LabelTurns {
   }
 }
 
+/**
+ * The lookups of IngressDirectory that name a route: a name (exact, then the wildcards that cover
+ * it), a TCP port, an account's internal URL; each is the tunnel whose turn it is on that route
+ * (`pick`), for this process's tunnels as for the other instances'.
+ */
+export abstract class RouteLookups {
+  protected abstract pick(route: string): TunnelTarget | undefined;
+
+  http(host: string, scheme: 'http' | 'https'): TunnelTarget | undefined {
+    return pickByName(scheme, host, (route) => this.pick(route));
+  }
+
+  tls(serverName: string): TunnelTarget | undefined {
+    return pickByName('tls', serverName, (route) => this.pick(route));
+  }
+
+  tcp(port: number): TunnelTarget | undefined {
+    return this.pick(routeKey('tcp', port));
+  }
+
+  internal(accountId: string, url: string): TunnelTarget | undefined {
+    return this.pick(internalRouteKey(accountId, url));
+  }
+}
+
 export interface RegistryOptions {
   /** How long an ended session's id can be resumed (default 10 minutes). */
   resumeWindowMs?: number;
@@ -136,7 +161,7 @@ export interface RegistryOptions {
   region?: string;
 }
 
-export class AgentSessionRegistry implements IngressDirectory, LiveState {
+export class AgentSessionRegistry extends RouteLookups implements IngressDirectory, LiveState {
   private readonly live = new Map<string, Live>();
   private readonly held = new Map<string, HeldTunnel>();
   /** Route key → the tunnels on it, in bind order, and whose turn is next. */
@@ -155,6 +180,7 @@ export class AgentSessionRegistry implements IngressDirectory, LiveState {
   private proxyStreams = 0;
 
   constructor(options: RegistryOptions = {}) {
+    super();
     this.resumeWindowMs = options.resumeWindowMs ?? 10 * 60_000;
     this.maxRemembered = options.maxRemembered ?? 10_000;
     this.now = options.now ?? Date.now;
@@ -303,31 +329,11 @@ export class AgentSessionRegistry implements IngressDirectory, LiveState {
     return n;
   }
 
-  private pick(route: string): TunnelTarget | undefined {
+  protected pick(route: string): TunnelTarget | undefined {
     return takeTurn(this.routes.get(route))?.target;
   }
 
-  private pickName(proto: EndpointProto, host: string): TunnelTarget | undefined {
-    return pickByName(proto, host, (route) => this.pick(route));
-  }
-
-  // ---- IngressDirectory ----
-
-  http(host: string, scheme: 'http' | 'https'): TunnelTarget | undefined {
-    return this.pickName(scheme, host);
-  }
-
-  tls(serverName: string): TunnelTarget | undefined {
-    return this.pickName('tls', serverName);
-  }
-
-  tcp(port: number): TunnelTarget | undefined {
-    return this.pick(routeKey('tcp', port));
-  }
-
-  internal(accountId: string, url: string): TunnelTarget | undefined {
-    return this.pick(internalRouteKey(accountId, url));
-  }
+  // ---- IngressDirectory (the lookups by route are RouteLookups') ----
 
   labeled(accountId: string, labels: Readonly<Record<string, string>>): TunnelTarget | undefined {
     const wanted = Object.entries(labels);

@@ -14,7 +14,7 @@ import { LIVE_AGENTS_CHANNEL, remoteTunnels, type RemoteTunnelRow } from '../db/
 import type { Store } from '../db/store.js';
 import type { AgentEndpointModules } from '../edges/agent-options.js';
 import type { PeerLinks } from './peer-links.js';
-import { hasLabels, internalRouteKey, LabelTurns, pickByName, routeKey, takeTurn } from './registry.js';
+import { hasLabels, LabelTurns, RouteLookups, takeTurn } from './registry.js';
 
 /** How often the rows are read when no notification comes (SQLite always polls at this pace). */
 const DEFAULT_POLL_MS = 1000;
@@ -44,7 +44,7 @@ interface Snapshot {
 
 const empty = (): Snapshot => ({ routes: new Map(), labeled: new Map(), compiled: new Map() });
 
-export class RemoteTunnels implements IngressDirectory {
+export class RemoteTunnels extends RouteLookups implements IngressDirectory {
   private snapshot: Snapshot = empty();
   private readonly labeledTurns = new LabelTurns();
   private timer?: NodeJS.Timeout;
@@ -55,7 +55,9 @@ export class RemoteTunnels implements IngressDirectory {
   private failing = false;
   private readonly observers = new Set<() => void>();
 
-  constructor(private readonly options: RemoteTunnelsOptions) {}
+  constructor(private readonly options: RemoteTunnelsOptions) {
+    super();
+  }
 
   /** Reads the rows once, then keeps them fresh. */
   async start(): Promise<void> {
@@ -184,7 +186,7 @@ export class RemoteTunnels implements IngressDirectory {
     return { target, ...(labels && { labels }) };
   }
 
-  private pick(route: string): TunnelTarget | undefined {
+  protected pick(route: string): TunnelTarget | undefined {
     return takeTurn(this.snapshot.routes.get(route))?.target;
   }
 
@@ -195,23 +197,7 @@ export class RemoteTunnels implements IngressDirectory {
     return ports;
   }
 
-  // ---- IngressDirectory ----
-
-  http(host: string, scheme: 'http' | 'https'): TunnelTarget | undefined {
-    return pickByName(scheme, host, (route) => this.pick(route));
-  }
-
-  tls(serverName: string): TunnelTarget | undefined {
-    return pickByName('tls', serverName, (route) => this.pick(route));
-  }
-
-  tcp(port: number): TunnelTarget | undefined {
-    return this.pick(routeKey('tcp', port));
-  }
-
-  internal(accountId: string, url: string): TunnelTarget | undefined {
-    return this.pick(internalRouteKey(accountId, url));
-  }
+  // ---- IngressDirectory (the lookups by route are RouteLookups') ----
 
   labeled(accountId: string, labels: Readonly<Record<string, string>>): TunnelTarget | undefined {
     const wanted = Object.entries(labels);
