@@ -16,6 +16,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { Session, type MuxadoStream } from '../lib/muxado/session.js';
 import { AgentConnectError } from '../ingress/forwarding.js';
+import { joinStreams } from '../lib/stream/join.js';
 
 const IDENTITY = 'edgeplane-peer';
 const TLS_OPTIONS = { minVersion: 'TLSv1.2', maxVersion: 'TLSv1.2', ciphers: 'ECDHE-PSK-CHACHA20-POLY1305' } as const;
@@ -76,20 +77,6 @@ function readHeader(stream: MuxadoStream, then: (header: PeerStreamHeader, rest:
   stream.on('data', onData);
 }
 
-/** Joins two streams both ways; either one failing or closing ends the other. */
-function splice(a: Duplex, b: Duplex): void {
-  a.pipe(b);
-  b.pipe(a);
-  const end = () => {
-    a.destroy();
-    b.destroy();
-  };
-  a.on('error', end);
-  b.on('error', end);
-  a.on('close', () => b.writableFinished || b.destroy());
-  b.on('close', () => a.writableFinished || a.destroy());
-}
-
 export interface PeerListenerOptions {
   host: string;
   port: number;
@@ -130,7 +117,7 @@ export async function listenForPeers(options: PeerListenerOptions): Promise<Peer
         }
         if (!agent) return stream.reset();
         if (rest.length > 0) agent.write(rest);
-        splice(stream, agent);
+        joinStreams(stream, agent);
         stream.resume();
       }),
     );
