@@ -3,7 +3,7 @@
 // labeled tunnels (StartTunnelWithLabel); public connections reach them as Proxy streams the
 // server opens. A broken rule (malformed frame, invalid JSON) ends that session only; every
 // wait has a timeout and every count a bound (docs/agent-protocol.md, "The listener").
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import net, { type AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import type { Logger } from 'pino';
@@ -30,7 +30,7 @@ import { authenticateAgentToken, looksLikeAgentToken, usableCredentialIds, type 
 
 import { BIND_ERRORS, BindRefused, placeBind, placeLabeled, sealBindOptions, type BindSettings, type Placement } from './binds.js';
 import type { TunnelTarget } from '../core/live-agents.js';
-import type { AgentSessionInfo, AgentSessionRegistry, SessionHandle } from './registry.js';
+import { sameCookie, type AgentSessionInfo, type AgentSessionRegistry, type SessionHandle } from './registry.js';
 import type { RouteClaims } from './claims.js';
 import type { TcpIngress } from './tcp-ingress.js';
 
@@ -481,7 +481,7 @@ async function authenticate(
   // A session of another instance (one that stopped, died or drained): its cookie is any
   // instance's to check, so it resumes here with its id, and its tunnels with theirs (their
   // route claims pass to this instance, and random names come back with their tokens).
-  if (!resumed && auth.clientId !== '' && sameSecret(sessionCookie(ctx.binds.bindKey, auth.clientId, credential.id), auth.extra.cookie))
+  if (!resumed && auth.clientId !== '' && sameCookie(sessionCookie(ctx.binds.bindKey, auth.clientId, credential.id), auth.extra.cookie))
     ({ id, resumed } = { id: auth.clientId, resumed: true });
   const others = registry.list(credential.accountId).filter((s) => s.id !== id).length;
   if (others >= tuning.maxSessionsPerAccount) {
@@ -517,12 +517,6 @@ async function authenticate(
  */
 export function sessionCookie(key: Buffer, sessionId: string, credentialId: string): string {
   return createHmac('sha256', key).update(`edgeplane session cookie\n${sessionId}\n${credentialId}`).digest('base64url');
-}
-
-function sameSecret(expected: string, given: string): boolean {
-  const a = Buffer.from(expected);
-  const b = Buffer.from(given);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /**

@@ -58,7 +58,7 @@ export interface HeldTunnel {
 }
 
 /** Cookies compared in constant time (they are secrets of the session's agent). */
-function sameCookie(expected: string, given: string): boolean {
+export function sameCookie(expected: string, given: string): boolean {
   const a = Buffer.from(expected);
   const b = Buffer.from(given);
   return a.length === b.length && a.length > 0 && timingSafeEqual(a, b);
