@@ -27,7 +27,6 @@ import { ErrorCode, MuxadoError } from '../lib/muxado/frame.js';
 import { Session, type MuxadoStream } from '../lib/muxado/session.js';
 import { acceptTyped, startHeartbeat } from '../lib/muxado/typed.js';
 import { authenticateAgentToken, looksLikeAgentToken, usableCredentialIds, type AgentCredential } from '../resources/credentials/credential.token.js';
-
 import { BIND_ERRORS, BindRefused, placeBind, placeLabeled, sealBindOptions, type BindSettings, type Placement } from './binds.js';
 import type { TunnelTarget } from '../core/live-agents.js';
 import { sameCookie, type AgentSessionInfo, type AgentSessionRegistry, type SessionHandle } from './registry.js';
