@@ -1,5 +1,6 @@
 // The management API of an edgeplane that runs in another process (bench/server-process.ts), as
 // a user calls it: JSON over HTTP with an account's token.
+import { jsonOrUndefined } from '../test/helpers/json.js';
 
 export interface ApiAnswer {
   status: number;
@@ -19,13 +20,7 @@ export class BenchApi {
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     const res = await fetch(this.baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     const text = await res.text();
-    let json: unknown;
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      json = undefined;
-    }
-    return { status: res.status, json, text };
+    return { status: res.status, json: jsonOrUndefined(text), text };
   }
 
   /** A POST that must answer 201; its body. */

@@ -26,6 +26,7 @@ import type { EdgeHttpTuning } from '../../src/ingress/edge-http.js';
 import type { SignInSettings } from '../../src/edges/sign-in/sign-in.js';
 import { AgentSessionRegistry } from '../../src/tunnels/registry.js';
 import type { RemoteTunnels } from '../../src/tunnels/remote-tunnels.js';
+import { jsonOrUndefined } from './json.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -113,13 +114,7 @@ export function rawRequest(baseUrl: string, method: string, path: string, header
         const text = Buffer.concat(chunks).toString('utf8');
         const h = new Headers();
         for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') h.set(k, v);
-        let json: unknown;
-        try {
-          json = text ? JSON.parse(text) : undefined;
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: h, text, json });
+        resolve({ status: res.statusCode ?? 0, headers: h, text, json: jsonOrUndefined(text) });
       });
     });
     req.on('error', reject);
@@ -154,12 +149,7 @@ export class Api {
     const url = pathAndQuery.startsWith('http') ? pathAndQuery : this.baseUrl + pathAndQuery;
     const res = await fetch(url, { method, headers, body: typeof body === 'string' || body === undefined ? body : new Uint8Array(body) });
     const text = await res.text();
-    let json: unknown;
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      json = undefined;
-    }
+    const json = jsonOrUndefined(text);
     return { status: res.status, headers: res.headers, text, json };
   }
 
