@@ -11,27 +11,16 @@ import https from 'node:https';
 import http from 'node:http';
 import os from 'node:os';
 import { keygen, sshReverseForward, startSshd, tempDir, type ReverseForward, type Sshd } from '../test/helpers/openssh.js';
-import type { BenchApi } from './api-client.js';
-import type { Verdict } from './verdict.js';
-import { onPath, type LoadResult, type LoadTarget, type LoadTool } from './load.js';
-import type { ServerReady } from './server-process.js';
+import type { LoadedRowContext } from './verdict.js';
+import { onPath, type LoadResult, type LoadTarget } from './load.js';
 import { SMALL_BYTES, type FromUpstream, type ToUpstream } from './upstream-messages.js';
 
-export interface AgentPathsContext {
-  tool: LoadTool;
-  seconds: number;
-  warmupSeconds: number;
-  /** Throws when the run was interrupted. */
-  checkInterrupted(): void;
-  server: ServerReady;
-  /** An account of that server. */
-  api: BenchApi;
+export interface AgentPathsContext extends LoadedRowContext {
   /** The upstream's child (it starts the agent when asked) and its ports. */
   upstream: ChildProcess;
   ports: { httpPort: number; httpsPort: number };
   /** The size of each transfer of row h. */
   largeBytes: number;
-  verdicts: Verdict[];
   /** Records what could not be measured (the run exits 1). */
   fail(what: string, error: unknown): void;
 }

@@ -13,22 +13,13 @@ import path from 'node:path';
 import tls from 'node:tls';
 import { makeChain } from '../test/helpers/certs.js';
 import { freePort } from '../test/helpers/ports.js';
-import type { BenchApi } from './api-client.js';
-import type { Verdict } from './verdict.js';
-import { onPath, type LoadResult, type LoadTarget, type LoadTool } from './load.js';
-import type { ServerReady } from './server-process.js';
+import type { LoadedRowContext } from './verdict.js';
+import { onPath, type LoadResult, type LoadTarget } from './load.js';
 import { SMALL_BYTES } from './upstream-messages.js';
 
-export interface StaticEdgeContext {
-  tool: LoadTool;
-  seconds: number;
-  warmupSeconds: number;
-  checkInterrupted(): void;
-  server: ServerReady;
-  api: BenchApi;
+export interface StaticEdgeContext extends LoadedRowContext {
   /** The upstream's plain HTTP port. */
   upstreamPort: number;
-  verdicts: Verdict[];
 }
 
 /** How long the edge and HAProxy may take to answer their first request. */
