@@ -105,6 +105,8 @@ export interface DataPlane {
   peerAddress?: AddressInfo;
   /** The tunnels of the other instances, as this one sees them (with `peer`). */
   remoteTunnels?: RemoteTunnels;
+  /** Resolves with whether `port` is listened on here for another instance's TCP tunnel, once it is. */
+  remoteTcpListening(port: number): Promise<boolean>;
   activity(): DataPlaneActivity;
   /**
    * Begins a drain: the public listeners, the TCP ports and the agent listener stop accepting,
@@ -257,6 +259,7 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
     ...(listeners?.httpAddress && { httpAddress: listeners.httpAddress }),
     ...(cluster && { peerAddress: cluster.listener.address, remoteTunnels: cluster.remote }),
     activity,
+    remoteTcpListening: (port) => tcp.remoteListening(port),
     drain(graceMs) {
       const started = performance.now();
       agents.stopAccepting();

@@ -168,6 +168,19 @@ export class TcpIngress {
     await stop?.();
   }
 
+  /**
+   * Whether the port is listened on for another instance's tunnel, once that settles: true once
+   * its listener is open; false once a listener being stopped has closed (or there is none).
+   */
+  remoteListening(port: number): Promise<boolean> {
+    const opening = this.remote.get(port);
+    if (!opening) return this.released(port).then(() => false);
+    return opening.then(
+      () => true,
+      () => false,
+    );
+  }
+
   /** The ports listened on for other instances' tunnels. */
   remotePorts(): number[] {
     return [...this.remote.keys()];

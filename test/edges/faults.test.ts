@@ -150,5 +150,5 @@ describeEachStore(
       }
     });
   },
-  { agents: { heartbeatIntervalMs: 1000 }, edgeTuning: { responseTimeoutMs: 500, connectTimeoutMs: 500 } },
+  { agents: { heartbeatIntervalMs: 1000 }, edgeTuning: { responseTimeoutMs: 500, connectTimeoutMs: 500 }, acrossInstances: true },
 );

@@ -1,5 +1,6 @@
 // The test harness: a real server on a real socket over a real store (SQLite always,
 // PostgreSQL too when EDGEPLANE_TEST_DATABASE_URL is set), and a fresh account per test.
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -26,6 +27,8 @@ import type { EdgeHttpTuning } from '../../src/ingress/edge-http.js';
 import type { SignInSettings } from '../../src/edges/sign-in/sign-in.js';
 import { AgentSessionRegistry } from '../../src/tunnels/registry.js';
 import type { RemoteTunnels } from '../../src/tunnels/remote-tunnels.js';
+import type { IngressDirectory } from '../../src/core/live-agents.js';
+import { observed } from './assertions.js';
 import { jsonOrUndefined } from './json.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
@@ -210,6 +213,8 @@ export interface HarnessOptions {
   leaseMs?: number;
   /** Where agents' TCP endpoints listen (default 127.0.0.1): instances in one process each need their own. */
   tcpHost?: string;
+  /** The ports endpoint URLs name (default: the instance's own listeners'), as a balancer in front would have them. */
+  publicPorts?: { https: number; http: number };
   /** Routing between instances: a peer listener on 127.0.0.1 (with `agents`), the other instances' tunnels read every `pollMs`. */
   peers?: { pollMs?: number };
   /** Edges' timeouts towards their backends (default: the data plane's). */
@@ -236,6 +241,20 @@ export interface HarnessAgents {
   remoteTunnels?: RemoteTunnels;
   /** This instance's id in the live rows. */
   instanceId: string;
+  /**
+   * Resolves once a public connection to an endpoint's `url` that reaches `httpsPort`, `httpPort`
+   * or 127.0.0.1 is carried to its tunnel: at once on one instance; across instances, once the
+   * instance taking the public traffic has read the tunnel (TCP: and listens on its port). With
+   * `present` false: once it is not carried any more (TCP: not listened on).
+   */
+  routed(url: string, present?: boolean): Promise<void>;
+}
+
+/** Another instance of a harness (its `secondInstance`). */
+export interface Instance {
+  baseUrl: string;
+  agents?: HarnessAgents;
+  close(): Promise<void>;
 }
 
 export interface Harness {
@@ -244,8 +263,15 @@ export interface Harness {
   databaseUrl: string;
   /** Every log line the server wrote, parsed. */
   logs: Record<string, unknown>[];
+  /** Whether it is three instances (startAcrossInstances): what one instance does at once, the others do within their reading of the store. */
+  acrossInstances: boolean;
   /** Another server process's worth of state (own caches, own connection) on the same store. */
-  secondInstance(options?: { agents?: boolean; tcpHost?: string }): Promise<{ baseUrl: string; agents?: HarnessAgents; close(): Promise<void> }>;
+  secondInstance(options?: {
+    agents?: boolean;
+    tcpHost?: string;
+    logs?: Record<string, unknown>[];
+    publicPorts?: HarnessOptions['publicPorts'];
+  }): Promise<Instance>;
   app: FastifyInstance;
   deps: Deps;
   baseUrl: string;
@@ -256,10 +282,56 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+/** Whether an endpoint's URL is routed by `directory`. */
+function routes(directory: IngressDirectory, url: URL): boolean {
+  const host = url.hostname;
+  switch (url.protocol) {
+    case 'https:':
+      return directory.http(host, 'https') !== undefined;
+    case 'http:':
+      return directory.http(host, 'http') !== undefined;
+    case 'tls:':
+      return directory.tls(host) !== undefined;
+    case 'tcp:':
+      return directory.tcp(Number(url.port)) !== undefined;
+    default:
+      throw new Error(`no endpoint URL: ${url.href}`);
+  }
+}
+
+/**
+ * HarnessAgents.routed for one instance: its own tunnels at once, the others' once it has read
+ * them (`present` false: once it has read that they are gone).
+ */
+async function routedAt(registry: AgentSessionRegistry, plane: DataPlane, endpointUrl: string, present = true): Promise<void> {
+  const url = new URL(endpointUrl);
+  const remote = plane.remoteTunnels;
+  if (!remote || (present && routes(registry, url))) return;
+  const what = `${endpointUrl} ${present ? 'read from' : 'gone from'} another instance`;
+  await observed(
+    (listener) => remote.observe(listener),
+    () => routes(remote, url) === present,
+    what,
+  );
+  if (url.protocol === 'tcp:') assert.equal(await plane.remoteTcpListening(Number(url.port)), present, `${endpointUrl}: listened on here`);
+}
+
 /** One master key for every server of a test run, as instances sharing a database must have. */
 const masterKey = randomBytes(32);
 
-async function serveApp(store: Store, database: Config['database'], options: HarnessOptions, logs: Record<string, unknown>[]) {
+type LocalTls = Awaited<ReturnType<typeof ensureLocalTls>>;
+
+/**
+ * A server on `store`; with `agents`, its data plane. Given `shared` (the first instance's), it
+ * serves the same certificates from the same CA, as the instances of one platform do.
+ */
+async function serveApp(
+  store: Store,
+  database: Config['database'],
+  options: HarnessOptions,
+  logs: Record<string, unknown>[],
+  shared?: { tls: LocalTls; tlsDir: string },
+) {
   const host = options.host ?? '127.0.0.1';
   const config = loadConfig({
     listen: `${host.includes(':') ? `[${host}]` : host}:0`,
@@ -286,10 +358,10 @@ async function serveApp(store: Store, database: Config['database'], options: Har
   await app.listen({ host, port: 0 });
   const address = app.server.address() as { port: number };
   config.baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
-  let agents: { listener: DataPlane; info: HarnessAgents; tlsDir: string } | undefined;
+  let agents: { listener: DataPlane; info: HarnessAgents; tlsDir: string; tls: LocalTls } | undefined;
   if (options.agents) {
-    const tlsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'edgeplane-agents-'));
-    const tls = await ensureLocalTls(tlsDir, ['127.0.0.1']);
+    const tlsDir = shared?.tlsDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'edgeplane-agents-'));
+    const tls = shared?.tls ?? (await ensureLocalTls(tlsDir, ['127.0.0.1']));
     const instanceId = `inst_test_${randomBytes(6).toString('hex')}`;
     const listener = await startDataPlane({
       instanceId,
@@ -311,12 +383,14 @@ async function serveApp(store: Store, database: Config['database'], options: Har
         ...(options.edgeTuning && { edgeTuning: options.edgeTuning }),
         ...(options.signIn && { signIn: options.signIn }),
         ...(options.accessLog && { accessLog: options.accessLog }),
+        ...(options.publicPorts && { publicPorts: options.publicPorts }),
       },
       ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }),
     });
     agents = {
       listener,
       tlsDir,
+      tls,
       info: {
         port: listener.agentAddress.port,
         httpsPort: listener.httpsAddress!.port,
@@ -327,6 +401,7 @@ async function serveApp(store: Store, database: Config['database'], options: Har
         edgePorts: listener.edgePorts,
         instanceId,
         ...(listener.remoteTunnels && { remoteTunnels: listener.remoteTunnels }),
+        routed: (url, present) => routedAt(registry, listener, url, present),
       },
     };
   }
@@ -340,6 +415,7 @@ export async function startHarness(kind: StoreKind, options: HarnessOptions = {}
   const databaseUrl = freshStoreUrl(fresh);
   const harness: Harness = {
     kind,
+    acrossInstances: false,
     app,
     deps,
     baseUrl: config.baseUrl,
@@ -350,21 +426,28 @@ export async function startHarness(kind: StoreKind, options: HarnessOptions = {}
       const issued = await deps.accounts.createAccount({ name: `test-${randomBytes(4).toString('hex')}` });
       return new Api(config.baseUrl, issued.token, { accountId: issued.account_id, userId: issued.user_id, keyId: issued.api_key_id }, harness);
     },
-    async secondInstance(more = {}) {
+    async secondInstance(more = {}): Promise<Instance> {
       const store = openStore(fresh.database, { schema: fresh.schema, timeouts: options.databaseTimeouts });
       // Its own data plane only when asked (with the first one's tuning): its own registry, listeners and records.
       const second = await serveApp(
         store,
         fresh.database,
-        { ...options, agents: more.agents ? (options.agents ?? {}) : undefined, ...(more.tcpHost && { tcpHost: more.tcpHost }) },
-        [],
+        {
+          ...options,
+          agents: more.agents ? (options.agents ?? {}) : undefined,
+          ...(more.tcpHost && { tcpHost: more.tcpHost }),
+          ...(more.publicPorts && { publicPorts: more.publicPorts }),
+        },
+        more.logs ?? [],
+        agents,
       );
       return {
         baseUrl: second.config.baseUrl,
         ...(second.agents && { agents: second.agents.info }),
         async close() {
           await second.agents?.listener.close();
-          if (second.agents) fs.rmSync(second.agents.tlsDir, { recursive: true, force: true });
+          // Its own directory only when the first instance had none to share.
+          if (second.agents && !agents) fs.rmSync(second.agents.tlsDir, { recursive: true, force: true });
           await second.app.close();
           await store.close();
         },
@@ -380,13 +463,60 @@ export async function startHarness(kind: StoreKind, options: HarnessOptions = {}
   return harness;
 }
 
-/** Runs the suite once per store, each with its own server. */
-export function describeEachStore(title: string, suite: (h: () => Harness) => void, options: HarnessOptions = {}): void {
-  for (const kind of storeKinds()) {
-    describe(`${title} [${kind}]`, () => {
+/**
+ * Three instances on one store, routing to each other over peer links, seen as one harness:
+ * agents dial A; the public listeners are B's, and endpoint URLs name B's ports, as they would a
+ * balancer's (TCP endpoints: B listens on 127.0.0.1, A on 127.0.0.2, C on 127.0.0.3); the API is
+ * C's; the three log into one `logs`. A suite run so has every agent's traffic cross a link, and
+ * every change made through the API reach another instance's listeners.
+ */
+export async function startAcrossInstances(kind: StoreKind, options: HarnessOptions = {}): Promise<Harness> {
+  const b = await startHarness(kind, { ...options, peers: options.peers ?? { pollMs: 200 }, tcpHost: '127.0.0.1' });
+  const publicSide = b.agents!;
+  const publicPorts = { https: publicSide.httpsPort, http: publicSide.httpPort };
+  const opened: Instance[] = [];
+  try {
+    for (const tcpHost of ['127.0.0.2', '127.0.0.3']) opened.push(await b.secondInstance({ agents: true, tcpHost, logs: b.logs, publicPorts }));
+  } catch (err) {
+    for (const o of opened) await o.close();
+    await b.close();
+    throw err;
+  }
+  const [a, c] = opened as [Instance, Instance];
+  return {
+    ...b,
+    acrossInstances: true,
+    baseUrl: c.baseUrl,
+    agents: { ...publicSide, port: a.agents!.port, registry: a.agents!.registry, instanceId: a.agents!.instanceId },
+    async newAccount() {
+      return (await b.newAccount()).at(c.baseUrl);
+    },
+    async close() {
+      await c.close();
+      await a.close();
+      await b.close();
+    },
+  };
+}
+
+export interface SuiteOptions extends HarnessOptions {
+  /** Runs it once more across three instances (startAcrossInstances), on PostgreSQL when it is set, else SQLite. */
+  acrossInstances?: boolean;
+}
+
+/** Runs the suite once per store, each with its own server (and across instances, when asked). */
+export function describeEachStore(title: string, suite: (h: () => Harness) => void, options: SuiteOptions = {}): void {
+  const { acrossInstances, ...harnessOptions } = options;
+  const runs: { name: string; start: () => Promise<Harness> }[] = storeKinds().map((kind) => ({ name: kind, start: () => startHarness(kind, harnessOptions) }));
+  if (acrossInstances) {
+    const kind = storeKinds().at(-1)!;
+    runs.push({ name: `${kind}, three instances`, start: () => startAcrossInstances(kind, harnessOptions) });
+  }
+  for (const run of runs) {
+    describe(`${title} [${run.name}]`, () => {
       let harness: Harness;
       before(async () => {
-        harness = await startHarness(kind, options);
+        harness = await run.start();
       });
       after(async () => {
         await harness?.close();

@@ -178,6 +178,7 @@ describeEachStore(
       try {
         const listener = await session.tcpEndpoint().metadata('db').listenAndForward(`tcp://127.0.0.1:${upstream.port}`);
         const url = listener.url()!;
+        await h().agents!.routed(listener.url()!);
         assert.match(url, /^tcp:\/\/1\.tcp\.edgeplane\.app:\d+$/);
         const payload = randomBytes(3 * 1024 * 1024);
         const answer = await roundTrip(portOf(url), payload);
@@ -190,6 +191,7 @@ describeEachStore(
         assert.equal(listener.id(), held!.id, "the agent's tunnel id is the one edgeplane lists");
 
         await listener.close();
+        await h().agents!.routed(url, false);
         const refused = net.connect({ host: '127.0.0.1', port: portOf(url) });
         const [err] = (await once(refused, 'error')) as [NodeJS.ErrnoException];
         assert.equal(err.code, 'ECONNREFUSED', 'an unbound endpoint stops listening');
@@ -204,6 +206,7 @@ describeEachStore(
       try {
         const listener = await session.tcpEndpoint().listenAndForward(`tcp://127.0.0.1:${upstream.port}`);
         const port = portOf(listener.url()!);
+        await h().agents!.routed(listener.url()!);
         const payloads = Array.from({ length: 20 }, (_, i) => randomBytes(1000 + i * 5000));
         const answers = await Promise.all(payloads.map((p) => roundTrip(port, p)));
         answers.forEach((a, i) => assert.equal(a, `${payloads[i]!.length} ${createHash('sha256').update(payloads[i]!).digest('hex')}\n`));
@@ -226,6 +229,7 @@ describeEachStore(
       try {
         const listener = await session.tcpEndpoint().remoteAddr(mine.json.addr).listenAndForward(`tcp://127.0.0.1:${upstream.port}`);
         assert.equal(listener.url(), `tcp://${mine.json.addr}`);
+        await h().agents!.routed(listener.url()!);
         const [held] = tunnelsOf(h(), api.info.accountId);
         assert.equal(held?.endpoint?.tcpAddrId, mine.json.id);
         assert.equal(await roundTrip(portOf(listener.url()!), Buffer.from('hi')), `2 ${createHash('sha256').update('hi').digest('hex')}\n`);
@@ -300,6 +304,7 @@ describeEachStore(
       try {
         const listener = await session.httpEndpoint().listenAndForward(`http://127.0.0.1:${upstream.port}`);
         const url = listener.url()!;
+        await h().agents!.routed(listener.url()!);
         assert.match(url, new RegExp(`^https://[a-z0-9]{16}\\.edgeplane\\.app:${h().agents!.httpsPort}$`));
         const upload = randomBytes(3 * 1024 * 1024);
         const posted = await request(h(), url, { method: 'POST', path: '/upload', body: upload });
@@ -323,6 +328,7 @@ describeEachStore(
       try {
         const listener = await session.httpEndpoint().listenAndForward(`http://127.0.0.1:${upstream.port}`);
         const host = new URL(listener.url()!).host;
+        await h().agents!.routed(listener.url()!);
         const socket = tls.connect({ host: '127.0.0.1', port: h().agents!.httpsPort, servername: host.split(':')[0], ca: h().agents!.caPem });
         await once(socket, 'secureConnect');
         const key = randomBytes(16).toString('base64');
@@ -369,6 +375,7 @@ describeEachStore(
       try {
         const listener = await mine.httpEndpoint().domain(name).listenAndForward(`http://127.0.0.1:${upstream.port}`);
         assert.equal(listener.url(), `https://${name}:${h().agents!.httpsPort}`);
+        await h().agents!.routed(listener.url()!);
         const [held] = tunnelsOf(h(), api.info.accountId);
         assert.equal(held?.endpoint?.domainId, reserved.json.id);
         const answer = await request(h(), listener.url()!, { method: 'POST', body: Buffer.from('x') });
@@ -400,6 +407,7 @@ describeEachStore(
       try {
         const listener = await session.httpEndpoint().scheme('HTTP').listenAndForward(`http://127.0.0.1:${upstream.port}`);
         const url = listener.url()!;
+        await h().agents!.routed(listener.url()!);
         assert.match(url, new RegExp(`^http://[a-z0-9]{16}\\.edgeplane\\.app:${h().agents!.httpPort}$`));
         const upload = randomBytes(3 * 1024 * 1024);
         const answer = await request(h(), url, { method: 'POST', body: upload });
@@ -453,6 +461,7 @@ describeEachStore(
           .domain(name)
           .listenAndForward(`tcp://127.0.0.1:${(upstream.address() as AddressInfo).port}`);
         assert.equal(listener.url(), `tls://${name}:${h().agents!.httpsPort}`);
+        await h().agents!.routed(listener.url()!);
         const socket = tls.connect({ host: '127.0.0.1', port: h().agents!.httpsPort, servername: name, ca: cert });
         await once(socket, 'secureConnect');
         assert.equal(socket.getPeerX509Certificate()?.fingerprint256, new X509Certificate(cert).fingerprint256);
@@ -535,6 +544,7 @@ describeEachStore(
         .connect();
       try {
         const listener = await session.httpEndpoint().domain(name).listenAndForward(`http://127.0.0.1:${upstream.port}`);
+        await h().agents!.routed(listener.url()!);
         const url = listener.url()!;
         assert.equal((await request(h(), url, { method: 'POST', body: Buffer.from('1') })).status, 200);
         const [first] = h().agents!.registry.list(api.info.accountId);
@@ -563,5 +573,5 @@ describeEachStore(
       }
     });
   },
-  { agents: { heartbeatIntervalMs: 1_000 } },
+  { agents: { heartbeatIntervalMs: 1_000 }, acrossInstances: true },
 );
