@@ -6,6 +6,7 @@ import type http from 'node:http';
 import type net from 'node:net';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { INGRESS_ERRORS, type IngressError } from '../edges/errors.js';
+import { ErrorCode, MuxadoError } from '../lib/muxado/frame.js';
 
 export type Scheme = 'http' | 'https';
 
@@ -120,10 +121,15 @@ export function relay(from: Readable, to: Writable, failed: () => void): void {
   from.pipe(to);
 }
 
-/** Which error a failure of the agent's side is: its stream broke, or what came back is no HTTP response. */
-export function classify(err: NodeJS.ErrnoException): IngressError {
+/**
+ * Which error a failure of the agent's side is: the stream was refused (the tunnel is not held
+ * where it was looked for: offline), it broke, or what came back is no HTTP response. `code` is
+ * node's string code, or a muxado error's number (a stream reset by an agent or a peer).
+ */
+export function classify(err: Error & { code?: unknown }): IngressError {
   if (err instanceof AgentConnectError) return INGRESS_ERRORS.agentFailed;
-  if (err.code?.startsWith('HPE_') || err.message === 'socket hang up') return INGRESS_ERRORS.invalidResponse;
+  if (err instanceof MuxadoError && err.code === ErrorCode.streamRefused) return INGRESS_ERRORS.endpointOffline;
+  if ((typeof err.code === 'string' && err.code.startsWith('HPE_')) || err.message === 'socket hang up') return INGRESS_ERRORS.invalidResponse;
   return INGRESS_ERRORS.agentFailed;
 }
 

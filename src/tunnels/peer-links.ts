@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
+import { ErrorCode } from '../lib/muxado/frame.js';
 import { Session, type MuxadoStream } from '../lib/muxado/session.js';
 import { AgentConnectError } from '../ingress/forwarding.js';
 import { joinStreams } from '../lib/stream/join.js';
@@ -115,7 +116,8 @@ export async function listenForPeers(options: PeerListenerOptions): Promise<Peer
         } catch {
           agent = undefined;
         }
-        if (!agent) return stream.reset();
+        // Refused (not cancelled): the other instance answers the client as for a tunnel it does not know.
+        if (!agent) return stream.reset(ErrorCode.streamRefused);
         if (rest.length > 0) agent.write(rest);
         joinStreams(stream, agent);
         stream.resume();
@@ -163,7 +165,7 @@ export class PeerLinks {
   /**
    * A stream to the tunnel held by the peer at `address`, for one public connection; throws
    * AgentConnectError when the peer was found down a moment ago. A stream the peer refuses (the
-   * tunnel is gone) ends with no byte, as an agent's stream of a session that ended does.
+   * tunnel is gone) is reset with ErrorCode.streamRefused before any byte.
    */
   open(address: string, header: PeerStreamHeader): Duplex {
     const session = this.session(address);

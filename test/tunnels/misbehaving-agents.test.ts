@@ -9,8 +9,10 @@ import { once } from 'node:events';
 import net from 'node:net';
 import { test } from 'node:test';
 import tls from 'node:tls';
+import { ErrorCode } from '../../src/lib/muxado/frame.js';
 import { Session, type MuxadoStream } from '../../src/lib/muxado/session.js';
 import { acceptTyped, openTyped } from '../../src/lib/muxado/typed.js';
+import { request } from '../edges/helpers.js';
 import { describeEachStore, type Harness } from '../helpers/harness.js';
 
 /** Writes one request on a new typed stream and reads the reply to its end (the server sends FIN). */
@@ -34,8 +36,12 @@ const TCP_BIND =
   '{"Id":"","Proto":"tcp","ForwardsTo":"nowhere:1","ForwardsProto":"","Opts":{"Addr":"","ProxyProto":0,"IPRestriction":null,"TrafficPolicy":null},' +
   '"Extra":{"Token":"","IPPolicyRef":"","Metadata":"","Bindings":[],"PoolingEnabled":false}}';
 
+const HTTPS_BIND =
+  '{"Id":"","Proto":"https","ForwardsTo":"nowhere:1","ForwardsProto":"","Opts":{"Hostname":"","Auth":"","Subdomain":"","HostHeaderRewrite":false,"ProxyProto":0},' +
+  '"Extra":{"Token":"","IPPolicyRef":"","Metadata":"","Bindings":[],"PoolingEnabled":false}}';
+
 /** A new account's credential, and an agent of edgeplane's own muxado client authenticated with it. */
-async function handDrivenAgent(h: Harness, onStream: () => void) {
+async function handDrivenAgent(h: Harness, onStream: (type: number, stream: MuxadoStream) => void) {
   const api = await h.newAccount();
   const created = await api.post('/credentials', {});
   const socket = tls.connect({ host: '127.0.0.1', port: h.agents!.port, ca: h.agents!.caPem, servername: 'localhost' });
@@ -59,6 +65,7 @@ describeEachStore(
       const bound = await rpc(session, 1, TCP_BIND);
       assert.match(String(bound.URL), /^tcp:\/\/[^:]+:\d+$/, `the bind: ${JSON.stringify(bound)}`);
       const port = Number(new URL(String(bound.URL).replace(/^tcp:/, 'http:')).port);
+      await h().agents!.routed(String(bound.URL));
 
       // From here the agent reads nothing more: its connection's bytes stay in the kernel.
       socket.pause();
@@ -102,6 +109,26 @@ describeEachStore(
       socket.destroy();
     });
 
+    test("an agent that resets a request's stream, or answers it with garbage, gets its client a 502; the server serves on", async () => {
+      let mode: 'reset' | 'garbage' = 'reset';
+      const { socket, session } = await handDrivenAgent(h(), (_type, stream) => {
+        if (mode === 'reset') stream.reset(ErrorCode.streamReset);
+        else stream.end('this is no HTTP\r\n\r\n');
+      });
+      const bound = await rpc(session, 1, HTTPS_BIND);
+      const url = String(bound.URL);
+      assert.match(url, /^https:\/\//, JSON.stringify(bound));
+      await h().agents!.routed(url);
+      for (const next of ['reset', 'garbage', 'reset'] as const) {
+        mode = next;
+        const answer = await request(h(), new URL(url).hostname, '/');
+        assert.equal(answer.status, 502, `${next}: ${answer.text}`);
+        assert.match(String(answer.headers['ngrok-error-code']), /^ERR_NGROK_/, next);
+      }
+      session.goAway();
+      socket.destroy();
+    });
+
     test('a session with its requests in flight has the next answered at once, and the others served', async () => {
       const { socket, session } = await handDrivenAgent(h(), () => {});
       // Four binds begun and left unfinished (half their JSON): all the session may have in flight.
@@ -125,5 +152,5 @@ describeEachStore(
       socket.destroy();
     });
   },
-  { agents: { heartbeatIntervalMs: 1_000, heartbeatMisses: 3, maxRequestsInFlight: 4 } },
+  { agents: { heartbeatIntervalMs: 1_000, heartbeatMisses: 3, maxRequestsInFlight: 4 }, acrossInstances: true },
 );
