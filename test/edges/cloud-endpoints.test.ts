@@ -16,7 +16,7 @@ import net, { type AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { waitFor } from '../helpers/assertions.js';
 import { describeEachStore, type Api, type Harness } from '../helpers/harness.js';
-import { agent, created, edgesRead, portListening, request, reservedHost, upstream } from './helpers.js';
+import { agent, created, edgesRead, online, portListening, request, reservedHost, upstream } from './helpers.js';
 
 /** A policy that adds `x-cloud: <tag>` to the request, then forwards it to the internal URL. */
 const policy = (internalUrl: string, tag: string) => `
@@ -211,7 +211,7 @@ describeEachStore(
       assert.match(offline.text, new RegExp(`internal endpoint.*\\(https://${name.replace(/\./g, '\\.')}\\)`));
       const session = await agent(h(), api);
       try {
-        await session.httpEndpoint().domain(name).listenAndForward(`http://127.0.0.1:${up.port}`);
+        await online(h(), await session.httpEndpoint().domain(name).listenAndForward(`http://127.0.0.1:${up.port}`), api.info.accountId);
         const r = await request(h(), host, '/now');
         assert.equal(r.status, 200, r.text);
         assert.equal(r.text, 'late /now');
@@ -228,7 +228,7 @@ describeEachStore(
       const session = await agent(h(), owner);
       try {
         const name = internalName();
-        await session.httpEndpoint().domain(name).listenAndForward(`http://127.0.0.1:${up.port}`);
+        await online(h(), await session.httpEndpoint().domain(name).listenAndForward(`http://127.0.0.1:${up.port}`), owner.info.accountId);
         // On the public listeners, by name: no endpoint (HTTPS has no certificate for the name either).
         for (const scheme of ['https', 'http'] as const) {
           const direct = await publicRequest(h(), scheme, name);
@@ -245,7 +245,7 @@ describeEachStore(
         const theirs = await upstream('theirs');
         const other = await agent(h(), stranger);
         try {
-          await other.httpEndpoint().domain(name).listenAndForward(`http://127.0.0.1:${theirs.port}`);
+          await online(h(), await other.httpEndpoint().domain(name).listenAndForward(`http://127.0.0.1:${theirs.port}`), stranger.info.accountId);
           assert.equal((await request(h(), host, '/')).text, 'theirs /');
           assert.equal(up.received.length, 0);
         } finally {
@@ -282,7 +282,7 @@ describeEachStore(
       const agentUp = await upstream('agent');
       const session = await agent(h(), api);
       try {
-        await session.httpEndpoint().domain(host).listenAndForward(`http://127.0.0.1:${agentUp.port}`);
+        await online(h(), await session.httpEndpoint().domain(host).listenAndForward(`http://127.0.0.1:${agentUp.port}`));
         assert.equal((await request(h(), host, '/')).text, 'agent /');
         const id = await cloudEndpoint(
           h(),
@@ -314,7 +314,11 @@ describeEachStore(
       const session = await agent(h(), api);
       try {
         const name = internalName();
-        const listener = await session.tcpEndpoint().remoteAddr(`${name}:5432`).listenAndForward(`tcp://127.0.0.1:${service.port}`);
+        const listener = await online(
+          h(),
+          await session.tcpEndpoint().remoteAddr(`${name}:5432`).listenAndForward(`tcp://127.0.0.1:${service.port}`),
+          api.info.accountId,
+        );
         assert.equal(listener.url(), `tcp://${name}:5432`);
         let listed: { url: string; bindings: string[]; tcp_addr: unknown }[] = [];
         await waitFor('the internal TCP endpoint to be listed', async () => {
@@ -369,7 +373,11 @@ describeEachStore(
       const session = await agent(h(), owner);
       try {
         const name = internalName();
-        await session.tcpEndpoint().remoteAddr(`${name}:6379`).binding('internal').listenAndForward(`tcp://127.0.0.1:${service.port}`);
+        await online(
+          h(),
+          await session.tcpEndpoint().remoteAddr(`${name}:6379`).binding('internal').listenAndForward(`tcp://127.0.0.1:${service.port}`),
+          owner.info.accountId,
+        );
         const addr = await created(stranger, '/reserved_addrs', {});
         const port = Number(String(addr.addr).split(':')[1]);
         const e = await created(stranger, '/endpoints', { url: `tcp://${addr.addr}`, traffic_policy: tcpPolicy(`tcp://${name}:6379`) });
@@ -383,7 +391,7 @@ describeEachStore(
         const theirs = await echo('theirs');
         const other = await agent(h(), stranger);
         try {
-          await other.tcpEndpoint().remoteAddr(`${name}:6379`).listenAndForward(`tcp://127.0.0.1:${theirs.port}`);
+          await online(h(), await other.tcpEndpoint().remoteAddr(`${name}:6379`).listenAndForward(`tcp://127.0.0.1:${theirs.port}`), stranger.info.accountId);
           assert.equal(await askTcp(port, 'hello'), 'theirs: hello');
         } finally {
           await other.close();
@@ -414,5 +422,5 @@ describeEachStore(
       }
     });
   },
-  { agents: { heartbeatIntervalMs: 1000 } },
+  { agents: { heartbeatIntervalMs: 1000 }, acrossInstances: true },
 );

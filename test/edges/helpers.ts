@@ -140,6 +140,12 @@ export async function agent(h: Harness, api: Api): Promise<ngrok.Session> {
     .connect();
 }
 
+/** The agent's listener, once public traffic reaching the harness is carried to it (HarnessAgents.routed; an internal one's in `accountId`). */
+export async function online<L extends { url(): string | null }>(h: Harness, listener: L, accountId?: string): Promise<L> {
+  await h.agents!.routed(listener.url()!, accountId === undefined ? {} : { accountId });
+  return listener;
+}
+
 /** Resolves once this instance listens on the TCP edge port. */
 export async function portListening(h: Harness, port: number): Promise<void> {
   const ports = h.agents!.edgePorts;

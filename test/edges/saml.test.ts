@@ -445,5 +445,5 @@ describeEachStore(
       assert.equal((await post({})).status, 303, 'the same response unaltered is taken');
     });
   },
-  { agents: {} },
+  { agents: {}, acrossInstances: true },
 );

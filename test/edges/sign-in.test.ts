@@ -16,7 +16,7 @@ import type { SignInSettings } from '../../src/edges/sign-in/sign-in.js';
 import { Sealer } from '../../src/lib/crypto/sealer.js';
 import { describeEachStore, type Api } from '../helpers/harness.js';
 import { Browser, type Page } from './browser.js';
-import { agent, created, request, routesRead, upstream } from './helpers.js';
+import { agent, created, online, request, routesRead, upstream } from './helpers.js';
 import { startGithubStandIn, startOidcIdp, type GithubStandIn, type GithubUser, type OidcIdp } from './identity-providers.js';
 
 const OIDC_SECRET = `oidc-secret-${randomBytes(8).toString('hex')}`;
@@ -394,8 +394,8 @@ describeEachStore(
         const [open, blocked] = [hosts.pop()!, hosts.pop()!];
         for (const host of [open, blocked]) await created(api, '/reserved_domains', { domain: host });
         const oauthEndpoint = () => session.httpEndpoint().oauth('github', ['ann@example.com'], null, null, 'gh-client', GITHUB_SECRET);
-        await oauthEndpoint().domain(open).allowCidr('127.0.0.1/32').listenAndForward(`http://127.0.0.1:${up.port}`);
-        await oauthEndpoint().domain(blocked).denyCidr('127.0.0.0/8').listenAndForward(`http://127.0.0.1:${up.port}`);
+        await online(h(), await oauthEndpoint().domain(open).allowCidr('127.0.0.1/32').listenAndForward(`http://127.0.0.1:${up.port}`));
+        await online(h(), await oauthEndpoint().domain(blocked).denyCidr('127.0.0.0/8').listenAndForward(`http://127.0.0.1:${up.port}`));
 
         github.signInAs(ghUser('ann'));
         const page = await browser().get(`https://${open}/private?x=1`);
@@ -441,5 +441,5 @@ describeEachStore(
       );
     });
   },
-  { agents: { heartbeatIntervalMs: 1000 }, edgeTuning: { identityProviderTimeoutMs: TIMEOUT_MS }, signIn },
+  { agents: { heartbeatIntervalMs: 1000 }, edgeTuning: { identityProviderTimeoutMs: TIMEOUT_MS }, signIn, acrossInstances: true },
 );

@@ -105,6 +105,7 @@ describeEachStore(
       const session = await agent(h(), api);
       try {
         await session.labeledListener().label('db', 'main').listenAndForward(`tcp://127.0.0.1:${up.port}`);
+        await h().agents!.labeled(api.info.accountId, { db: 'main' });
         const addr = await created(api, '/reserved_addrs', {});
         const group = await created(api, '/backends/tunnel_group', { labels: { db: 'main' } });
         await created(api, '/edges/tcp', { hostports: [addr.addr], backend: { backend_id: group.id } });
@@ -201,5 +202,5 @@ describeEachStore(
       assert.equal((await request(h(), host, '/')).text, 'modern');
     });
   },
-  { agents: { heartbeatIntervalMs: 1000 } },
+  { agents: { heartbeatIntervalMs: 1000 }, acrossInstances: true },
 );

@@ -98,7 +98,7 @@ describeEachStore(
       );
     });
   },
-  { agents: { heartbeatIntervalMs: 1000 } },
+  { agents: { heartbeatIntervalMs: 1000 }, acrossInstances: true },
 );
 
 /** Replaces the route's module with `signer`'s provider and secret, and waits for the edges to read it. */

@@ -225,6 +225,13 @@ export interface HarnessOptions {
   accessLog?: AccessLogSetting;
 }
 
+export interface RoutedOptions {
+  /** Wait for the endpoint to be gone instead. */
+  gone?: boolean;
+  /** The account of an internal endpoint (`*.internal`), whose URL names it only within it. */
+  accountId?: string;
+}
+
 /** The agent listener of a harness: where agents dial, the CA to trust, the live sessions. */
 export interface HarnessAgents {
   port: number;
@@ -245,9 +252,11 @@ export interface HarnessAgents {
    * Resolves once a public connection to an endpoint's `url` that reaches `httpsPort`, `httpPort`
    * or 127.0.0.1 is carried to its tunnel: at once on one instance; across instances, once the
    * instance taking the public traffic has read the tunnel (TCP: and listens on its port). With
-   * `present` false: once it is not carried any more (TCP: not listened on).
+   * `gone`: once it is not carried any more (TCP: not listened on).
    */
-  routed(url: string, present?: boolean): Promise<void>;
+  routed(url: string, options?: RoutedOptions): Promise<void>;
+  /** As `routed`, for a labeled tunnel of the account (an edge's tunnel group finds it). */
+  labeled(accountId: string, labels: Record<string, string>): Promise<void>;
 }
 
 /** Another instance of a harness (its `secondInstance`). */
@@ -282,9 +291,16 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** Whether an endpoint's URL is routed by `directory`. */
-function routes(directory: IngressDirectory, url: URL): boolean {
+const isInternal = (url: URL) => url.hostname.endsWith('.internal');
+
+/** Whether an endpoint's URL (as its agent was given it) is routed by `directory`; an internal one's within `accountId`. */
+function routes(directory: IngressDirectory, endpointUrl: string, accountId?: string): boolean {
+  const url = new URL(endpointUrl);
   const host = url.hostname;
+  if (isInternal(url)) {
+    if (!accountId) throw new Error(`an internal endpoint is looked up in its account: ${endpointUrl}`);
+    return directory.internal(accountId, endpointUrl) !== undefined;
+  }
   switch (url.protocol) {
     case 'https:':
       return directory.http(host, 'https') !== undefined;
@@ -295,25 +311,34 @@ function routes(directory: IngressDirectory, url: URL): boolean {
     case 'tcp:':
       return directory.tcp(Number(url.port)) !== undefined;
     default:
-      throw new Error(`no endpoint URL: ${url.href}`);
+      throw new Error(`no endpoint URL: ${endpointUrl}`);
   }
 }
 
 /**
  * HarnessAgents.routed for one instance: its own tunnels at once, the others' once it has read
- * them (`present` false: once it has read that they are gone).
+ * them (`gone`: once it has read that they are gone).
  */
-async function routedAt(registry: AgentSessionRegistry, plane: DataPlane, endpointUrl: string, present = true): Promise<void> {
+async function routedAt(registry: AgentSessionRegistry, plane: DataPlane, endpointUrl: string, options: RoutedOptions = {}): Promise<void> {
+  const present = !options.gone;
+  const found = (directory: IngressDirectory) => routes(directory, endpointUrl, options.accountId);
+  await readElsewhere(registry, plane, found, present, endpointUrl);
+  // A TCP endpoint's port is listened on for it; an internal one has none.
   const url = new URL(endpointUrl);
+  if (plane.remoteTunnels && url.protocol === 'tcp:' && !isInternal(url)) {
+    assert.equal(await plane.remoteTcpListening(Number(url.port)), present, `${endpointUrl}: listened on here`);
+  }
+}
+
+/** Resolves once `found` says `present` of this instance's own tunnels, or of the others' as it has read them. */
+async function readElsewhere(registry: AgentSessionRegistry, plane: DataPlane, found: (d: IngressDirectory) => boolean, present: boolean, what: string) {
   const remote = plane.remoteTunnels;
-  if (!remote || (present && routes(registry, url))) return;
-  const what = `${endpointUrl} ${present ? 'read from' : 'gone from'} another instance`;
+  if (!remote || (present && found(registry))) return;
   await observed(
     (listener) => remote.observe(listener),
-    () => routes(remote, url) === present,
-    what,
+    () => found(remote) === present,
+    `${what} ${present ? 'read from' : 'gone from'} another instance`,
   );
-  if (url.protocol === 'tcp:') assert.equal(await plane.remoteTcpListening(Number(url.port)), present, `${endpointUrl}: listened on here`);
 }
 
 /** One master key for every server of a test run, as instances sharing a database must have. */
@@ -401,7 +426,9 @@ async function serveApp(
         edgePorts: listener.edgePorts,
         instanceId,
         ...(listener.remoteTunnels && { remoteTunnels: listener.remoteTunnels }),
-        routed: (url, present) => routedAt(registry, listener, url, present),
+        routed: (url, routedOptions) => routedAt(registry, listener, url, routedOptions),
+        labeled: (accountId, labels) =>
+          readElsewhere(registry, listener, (d) => d.labeled(accountId, labels) !== undefined, true, `a tunnel labeled ${JSON.stringify(labels)}`),
       },
     };
   }

@@ -15,7 +15,7 @@ import { oauthModule, oidcModule } from '../../src/edge-config/modules/sign-in-m
 import type { HttpEndpoint } from '../../src/lib/agent-proto/messages.js';
 import { makeChain, selfSigned } from '../helpers/certs.js';
 import { describeEachStore, type Harness } from '../helpers/harness.js';
-import { agent, created, edgesRead, request, reservedHost, upstream } from '../edges/helpers.js';
+import { agent, created, edgesRead, online, request, reservedHost, upstream } from '../edges/helpers.js';
 
 const hostOf = (listener: ngrok.Listener) => new URL(listener.url()!).hostname;
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
@@ -66,11 +66,10 @@ describeEachStore(
       const up = await upstream('app');
       const session = await agent(h(), api);
       try {
-        const listener = await session
-          .httpEndpoint()
-          .basicAuth('alice', 'correct horse')
-          .basicAuth('bob', 'battery staple')
-          .listenAndForward(`http://127.0.0.1:${up.port}`);
+        const listener = await online(
+          h(),
+          await session.httpEndpoint().basicAuth('alice', 'correct horse').basicAuth('bob', 'battery staple').listenAndForward(`http://127.0.0.1:${up.port}`),
+        );
         const host = hostOf(listener);
         const none = await request(h(), host, '/');
         assert.equal(none.status, 401);
@@ -100,9 +99,12 @@ describeEachStore(
       const up = await upstream('app');
       const session = await agent(h(), api);
       try {
-        const denied = await session.httpEndpoint().denyCidr('127.0.0.0/8').listenAndForward(`http://127.0.0.1:${up.port}`);
-        const notAllowed = await session.httpEndpoint().allowCidr('10.0.0.0/8').listenAndForward(`http://127.0.0.1:${up.port}`);
-        const allowed = await session.httpEndpoint().allowCidr('127.0.0.1/32').denyCidr('10.0.0.0/8').listenAndForward(`http://127.0.0.1:${up.port}`);
+        const denied = await online(h(), await session.httpEndpoint().denyCidr('127.0.0.0/8').listenAndForward(`http://127.0.0.1:${up.port}`));
+        const notAllowed = await online(h(), await session.httpEndpoint().allowCidr('10.0.0.0/8').listenAndForward(`http://127.0.0.1:${up.port}`));
+        const allowed = await online(
+          h(),
+          await session.httpEndpoint().allowCidr('127.0.0.1/32').denyCidr('10.0.0.0/8').listenAndForward(`http://127.0.0.1:${up.port}`),
+        );
         for (const listener of [denied, notAllowed]) {
           const answer = await request(h(), hostOf(listener), '/');
           assert.equal(answer.status, 403);
@@ -126,14 +128,17 @@ describeEachStore(
             { expressions: ["req.url.path.startsWith('/blocked')"], actions: [{ type: 'custom-response', config: { status_code: 418, content: 'no tea' } }] },
           ],
         });
-        const listener = await session
-          .httpEndpoint()
-          .requestHeader('X-Added', 'by the agent')
-          .removeRequestHeader('x-secret')
-          .responseHeader('X-Answer', 'yes')
-          .removeResponseHeader('content-type')
-          .trafficPolicy(policy)
-          .listenAndForward(`http://127.0.0.1:${up.port}`);
+        const listener = await online(
+          h(),
+          await session
+            .httpEndpoint()
+            .requestHeader('X-Added', 'by the agent')
+            .removeRequestHeader('x-secret')
+            .responseHeader('X-Answer', 'yes')
+            .removeResponseHeader('content-type')
+            .trafficPolicy(policy)
+            .listenAndForward(`http://127.0.0.1:${up.port}`),
+        );
         const host = hostOf(listener);
         const ok = await request(h(), host, '/page', { headers: { 'x-secret': 'hide me' } });
         assert.equal(ok.status, 200);
@@ -157,7 +162,7 @@ describeEachStore(
       const up = await upstream('app');
       const session = await agent(h(), api);
       try {
-        const listener = await session.httpEndpoint().listenAndForward(`http://127.0.0.1:${up.port}`);
+        const listener = await online(h(), await session.httpEndpoint().listenAndForward(`http://127.0.0.1:${up.port}`));
         const held = tunnelTarget(h(), api.info.accountId);
         const target = h().agents!.registry.tunnel(held.id)!.target;
         assert.equal(target.endpoint?.modules, undefined);
@@ -175,12 +180,15 @@ describeEachStore(
       const session = await agent(h(), api);
       try {
         const portOf = (l: ngrok.Listener) => Number(new URL(l.url()!.replace(/^tcp:/, 'http:')).port);
-        const denied = await session.tcpEndpoint().denyCidr('127.0.0.0/8').listenAndForward(`tcp://127.0.0.1:${echo.port}`);
-        const allowed = await session.tcpEndpoint().allowCidr('127.0.0.0/8').listenAndForward(`tcp://127.0.0.1:${echo.port}`);
-        const policed = await session
-          .tcpEndpoint()
-          .trafficPolicy(JSON.stringify({ on_tcp_connect: [{ expressions: ["inCidrRange(conn.client_ip, '127.0.0.0/8')"], actions: [{ type: 'deny' }] }] }))
-          .listenAndForward(`tcp://127.0.0.1:${echo.port}`);
+        const denied = await online(h(), await session.tcpEndpoint().denyCidr('127.0.0.0/8').listenAndForward(`tcp://127.0.0.1:${echo.port}`));
+        const allowed = await online(h(), await session.tcpEndpoint().allowCidr('127.0.0.0/8').listenAndForward(`tcp://127.0.0.1:${echo.port}`));
+        const policed = await online(
+          h(),
+          await session
+            .tcpEndpoint()
+            .trafficPolicy(JSON.stringify({ on_tcp_connect: [{ expressions: ["inCidrRange(conn.client_ip, '127.0.0.0/8')"], actions: [{ type: 'deny' }] }] }))
+            .listenAndForward(`tcp://127.0.0.1:${echo.port}`),
+        );
         assert.equal(await tcpExchange(portOf(denied), 'hello'), 'closed');
         assert.equal(await tcpExchange(portOf(policed), 'hello'), 'closed');
         assert.equal(await tcpExchange(portOf(allowed), 'hello'), 'hello');
@@ -192,7 +200,7 @@ describeEachStore(
         const attached = await api.patch(`/reserved_addrs/${addr.id}`, { endpoint_configuration_id: configuration.id });
         assert.equal(attached.status, 200, attached.text);
         await edgesRead(h(), () => h().agents!.edges.account(api.info.accountId)?.endpointConfigurations?.byAddr.has(addr.id) === true, 'the configuration');
-        const configured = await session.tcpEndpoint().remoteAddr(addr.addr).listenAndForward(`tcp://127.0.0.1:${echo.port}`);
+        const configured = await online(h(), await session.tcpEndpoint().remoteAddr(addr.addr).listenAndForward(`tcp://127.0.0.1:${echo.port}`));
         assert.equal(await tcpExchange(portOf(configured), 'hello'), 'closed');
         // Loopback allowed by the policy too: the same endpoint now passes, without binding again.
         await created(api, '/ip_policy_rules', { ip_policy_id: policy.id, cidr: '127.0.0.0/8', action: 'allow' });
@@ -214,8 +222,8 @@ describeEachStore(
       const forward = `tcp://127.0.0.1:${(upstreamTls.address() as AddressInfo).port}`;
       const session = await agent(h(), api);
       try {
-        await session.tlsEndpoint().domain(deniedName).denyCidr('127.0.0.0/8').listenAndForward(forward);
-        await session.tlsEndpoint().domain(allowedName).allowCidr('127.0.0.1/32').listenAndForward(forward);
+        await online(h(), await session.tlsEndpoint().domain(deniedName).denyCidr('127.0.0.0/8').listenAndForward(forward));
+        await online(h(), await session.tlsEndpoint().domain(allowedName).allowCidr('127.0.0.1/32').listenAndForward(forward));
         const refused = tls.connect({ host: '127.0.0.1', port: h().agents!.httpsPort, servername: deniedName, ca: issued.certPem });
         const [err] = (await once(refused, 'error')) as [NodeJS.ErrnoException];
         assert.match(String(err.code ?? err.message), /ECONNRESET|socket disconnected|EPIPE/);
@@ -254,12 +262,15 @@ describeEachStore(
           () => h().agents!.edges.account(accountId)?.endpointConfigurations?.byDomain.get(domain.id)?.https !== undefined,
           'the configuration',
         );
-        const listener = await session
-          .httpEndpoint()
-          .domain(host)
-          .requestHeader('x-both', 'agent')
-          .requestHeader('x-agent', 'yes')
-          .listenAndForward(`http://127.0.0.1:${up.port}`);
+        const listener = await online(
+          h(),
+          await session
+            .httpEndpoint()
+            .domain(host)
+            .requestHeader('x-both', 'agent')
+            .requestHeader('x-agent', 'yes')
+            .listenAndForward(`http://127.0.0.1:${up.port}`),
+        );
         const ok = await request(h(), hostOf(listener), '/');
         assert.equal(ok.status, 200, ok.text);
         const seen = up.received.at(-1)!;
@@ -296,7 +307,7 @@ describeEachStore(
           () => h().agents!.edges.account(api.info.accountId)?.endpointConfigurations?.byDomain.get(domain.id)?.https !== undefined,
           'the configuration',
         );
-        const listener = await session.httpEndpoint().domain(host).listenAndForward(`http://127.0.0.1:${up.port}`);
+        const listener = await online(h(), await session.httpEndpoint().domain(host).listenAndForward(`http://127.0.0.1:${up.port}`));
         const answer = await request(h(), hostOf(listener), '/');
         assert.equal(answer.status, 501);
         assert.equal(answer.headers['ngrok-error-code'], 'ERR_EP_INGRESS_716');
@@ -376,5 +387,5 @@ describeEachStore(
       assert.throws(() => identityModules({ ...options, oidc: { ...options.oidc!, issuerUrl: 'ftp://x' } } as HttpEndpoint, { sealer }), /oidc/);
     });
   },
-  { agents: { heartbeatIntervalMs: 1_000 } },
+  { agents: { heartbeatIntervalMs: 1_000 }, acrossInstances: true },
 );

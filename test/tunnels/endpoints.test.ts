@@ -191,7 +191,7 @@ describeEachStore(
         assert.equal(listener.id(), held!.id, "the agent's tunnel id is the one edgeplane lists");
 
         await listener.close();
-        await h().agents!.routed(url, false);
+        await h().agents!.routed(url, { gone: true });
         const refused = net.connect({ host: '127.0.0.1', port: portOf(url) });
         const [err] = (await once(refused, 'error')) as [NodeJS.ErrnoException];
         assert.equal(err.code, 'ECONNREFUSED', 'an unbound endpoint stops listening');
