@@ -51,6 +51,8 @@ interface DataPathSettings {
   changes: number;
   /** A directory: every edgeplane child writes a CPU profile there (node --cpu-prof). */
   cpuProfileDir: string | undefined;
+  /** The rows to run (BENCH_ROWS). */
+  rows: Set<string>;
 }
 
 function intFromEnv(name: string, fallback: number, min: number): number {
@@ -69,7 +71,20 @@ export function dataPathSettings(): DataPathSettings {
     idleSeconds: intFromEnv('BENCH_IDLE_SECONDS', 30, 5),
     changes: intFromEnv('BENCH_CHANGES', 10, 1),
     cpuProfileDir: process.env.BENCH_CPU_PROF?.trim() || undefined,
+    rows: rowsFromEnv(),
   };
+}
+
+const ROWS = ['g', 'h', 'i', 'j', 'k', 'l', 'm'] as const;
+
+/** BENCH_ROWS: the rows to run, as letters (`g,m`); g, h and i run together. Default: all. */
+function rowsFromEnv(): Set<string> {
+  const raw = process.env.BENCH_ROWS?.trim();
+  if (!raw) return new Set(ROWS);
+  const rows = raw.split(',').map((r) => r.trim().toLowerCase());
+  const unknown = rows.filter((r) => !(ROWS as readonly string[]).includes(r));
+  if (unknown.length > 0) throw new Error(`BENCH_ROWS takes the letters ${ROWS.join(', ')}; not ${unknown.join(', ')}`);
+  return new Set(rows);
 }
 
 /** A plain-text table of text: every column left-aligned. */
@@ -89,6 +104,7 @@ const message = (error: unknown): string => (error instanceof Error ? error.mess
 export async function benchDataPath(options: DataPathOptions): Promise<DataPathRun> {
   const { tool, seconds, warmupSeconds, checkInterrupted } = options;
   const settings = dataPathSettings();
+  const runs = (...rows: string[]) => rows.some((r) => settings.rows.has(r));
   const started = performance.now();
   const failures: string[] = [];
   const verdicts: Verdict[] = [];
@@ -132,34 +148,37 @@ export async function benchDataPath(options: DataPathOptions): Promise<DataPathR
   try {
     const ports = await nextMessage(upstream, 'ready', 'starting the upstream');
 
-    await attempt('starting edgeplane for rows g, h, i and m', async () => {
-      const server = await startServer('sqlite');
-      try {
-        const account = await server.rpc.call('account');
-        const api = new BenchApi(server.ready.baseUrl, account.token);
-        // g–i need the agent's endpoint; m does not: one failing leaves the other to run.
-        await attempt('rows g, h and i', () =>
-          benchAgentPaths({
-            tool,
-            seconds,
-            warmupSeconds,
-            checkInterrupted,
-            server: server.ready,
-            api,
-            upstream,
-            ports,
-            largeBytes: settings.largeBytes,
-            verdicts,
-            fail,
-          }),
-        );
-        await attempt('row m', () =>
-          staticEdgeRow({ tool, seconds, warmupSeconds, checkInterrupted, server: server.ready, api, upstreamPort: ports.httpPort, verdicts }),
-        );
-      } finally {
-        await server.rpc.stop();
-      }
-    });
+    if (runs('g', 'h', 'i', 'm'))
+      await attempt('starting edgeplane for rows g, h, i and m', async () => {
+        const server = await startServer('sqlite');
+        try {
+          const account = await server.rpc.call('account');
+          const api = new BenchApi(server.ready.baseUrl, account.token);
+          // g–i need the agent's endpoint; m does not: one failing leaves the other to run.
+          if (runs('g', 'h', 'i'))
+            await attempt('rows g, h and i', () =>
+              benchAgentPaths({
+                tool,
+                seconds,
+                warmupSeconds,
+                checkInterrupted,
+                server: server.ready,
+                api,
+                upstream,
+                ports,
+                largeBytes: settings.largeBytes,
+                verdicts,
+                fail,
+              }),
+            );
+          if (runs('m'))
+            await attempt('row m', () =>
+              staticEdgeRow({ tool, seconds, warmupSeconds, checkInterrupted, server: server.ready, api, upstreamPort: ports.httpPort, verdicts }),
+            );
+        } finally {
+          await server.rpc.stop();
+        }
+      });
     const idle = {
       checkInterrupted,
       startServer: () => startServer('sqlite'),
@@ -168,18 +187,19 @@ export async function benchDataPath(options: DataPathOptions): Promise<DataPathR
       idleSeconds: settings.idleSeconds,
       verdicts,
     };
-    await attempt('row j', () => idleStreamsRow(idle));
-    await attempt('row k', () => idleSessionsRow(idle));
-    await attempt('row l', () =>
-      propagationRow({
-        checkInterrupted,
-        startServer,
-        upstreamPort: ports.httpPort,
-        kinds: options.postgresUrl ? ['sqlite', 'postgres'] : ['sqlite'],
-        trials: settings.changes,
-        verdicts,
-      }),
-    );
+    if (runs('j')) await attempt('row j', () => idleStreamsRow(idle));
+    if (runs('k')) await attempt('row k', () => idleSessionsRow(idle));
+    if (runs('l'))
+      await attempt('row l', () =>
+        propagationRow({
+          checkInterrupted,
+          startServer,
+          upstreamPort: ports.httpPort,
+          kinds: options.postgresUrl ? ['sqlite', 'postgres'] : ['sqlite'],
+          trials: settings.changes,
+          verdicts,
+        }),
+      );
   } catch (error) {
     checkInterrupted();
     fail('data path', error);
