@@ -276,7 +276,11 @@ function serveAgent(socket: tls.TLSSocket, ip: string, ctx: ServeContext): void 
             if (!started) return;
             info = started;
             ctx.authenticated();
-            startHeartbeat(session, { intervalMs: tuning.heartbeatIntervalMs, timeoutMs: tuning.heartbeatIntervalMs * tuning.heartbeatMisses });
+            startHeartbeat(session, {
+              intervalMs: tuning.heartbeatIntervalMs,
+              timeoutMs: tuning.heartbeatIntervalMs * tuning.heartbeatMisses,
+              onlyWhenQuiet: true,
+            });
             return;
           }
           if (!info) {

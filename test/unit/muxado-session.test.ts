@@ -299,6 +299,33 @@ describe('muxado sessions', { timeout: 15_000 }, () => {
     plain.destroy();
   });
 
+  it('a heartbeat stream gives the window back half a window at a time, and its WNDINCs are not answered', async () => {
+    const [session, peer] = await sessionWithRawPeer('server', { acknowledgeWindowUpdates: true });
+    // Any other stream is a probe: ended at once, so that its FIN shows the frames before it were read.
+    acceptTyped(session, { onStream: (_type, stream) => stream.end() });
+    const typed = (t: number) => {
+      const b = Buffer.alloc(4);
+      b.writeUInt32BE(t, 0);
+      return b;
+    };
+    peer.send({ type: 'data', streamId: 3, syn: true, fin: false, data: typed(HEARTBEAT_TYPE) });
+    peer.send({ type: 'data', streamId: 3, syn: false, fin: false, data: Buffer.from('beat') });
+    await peer.until(() => peer.dataBytes(3) === 4, 'the echo');
+    // As the agent does after an echo: a WNDINC for it, alone in its read; then the probe.
+    peer.send({ type: 'wndinc', streamId: 3, increment: 4 });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    peer.send({ type: 'data', streamId: 5, syn: true, fin: true, data: typed(1) });
+    await peer.until((fs) => fs.find((f) => f.type === 'data' && f.streamId === 5 && f.fin), 'the probe ended');
+    const onBeats = peer.frames.filter((f) => f.type === 'wndinc' && f.streamId === 3);
+    assert.deepEqual(onBeats, [], 'no window given back for a beat, and the WNDINC not answered');
+    // Past half a window read, the window is given back at once.
+    const half = DEFAULT_WINDOW / 2;
+    peer.send({ type: 'data', streamId: 3, syn: false, fin: false, data: Buffer.alloc(half, 1) });
+    const back = await peer.until((fs) => fs.find((f) => f.type === 'wndinc' && f.streamId === 3), 'the window given back');
+    assert.deepEqual(back, { type: 'wndinc', streamId: 3, increment: half + 8 });
+    session.destroy();
+  });
+
   it('ends quietly when the peer hangs up: close with PeerEOF, no error event', async () => {
     const [session, peer] = await sessionWithRawPeer('server');
     let errors = 0;
@@ -567,5 +594,25 @@ describe('muxado sessions', { timeout: 15_000 }, () => {
     assert.equal(why.code, ErrorCode.writeTimeout);
     assert.match(why.message, /no echo within 100 ms/);
     await peer.until(() => peer.ended, 'the connection to close');
+  });
+
+  it('with onlyWhenQuiet, beats only after an interval in which nothing came from the peer', async () => {
+    const [server, client] = await sessionPair();
+    acceptTyped(server, { onStream: () => assert.fail('only heartbeats here') });
+    acceptTyped(client, { onStream: () => assert.fail('only heartbeats here') });
+    // The server beats every 10 ms: the client hears from it all the time.
+    const talking = startHeartbeat(server, { intervalMs: 10, timeoutMs: 5_000 });
+    let beats = 0;
+    let firstBeat!: () => void;
+    const beaten = new Promise<void>((resolve) => (firstBeat = resolve));
+    startHeartbeat(client, { intervalMs: 50, timeoutMs: 5_000, onlyWhenQuiet: true, onBeat: () => beats++ === 0 && firstBeat() });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(beats, 0, 'no beat while the peer is heard from');
+    // Quiet now: the next tick past an interval of silence beats, and the echo comes back.
+    talking.stop();
+    const quietSince = performance.now();
+    await beaten;
+    assert.ok(performance.now() - quietSince >= 50, 'not before an interval of silence');
+    client.goAway();
   });
 });

@@ -69,9 +69,10 @@ export function acceptTyped(session: Session, options: TypedAcceptOptions): void
     stream.on('error', () => {}); // the session's own error event says why, once
     readStreamType(stream, typeTimeoutMs).then(
       (type) => {
-        if (type === HEARTBEAT_TYPE)
+        if (type === HEARTBEAT_TYPE) {
+          stream.trickle();
           stream.pipe(stream); // echo, with backpressure
-        else options.onStream(type, stream);
+        } else options.onStream(type, stream);
       },
       () => stream.reset(ErrorCode.streamCancelled),
     );
@@ -85,6 +86,11 @@ export interface HeartbeatOptions {
   timeoutMs: number;
   /** Each echo's round trip, for metrics. */
   onBeat?: (latencyMs: number) => void;
+  /**
+   * Beat only when nothing has come from the peer for an interval: a peer heard from (its own
+   * heartbeat, any frame) is alive, and one beat less is one write and one read less per session.
+   */
+  onlyWhenQuiet?: boolean;
 }
 
 export interface Heartbeat {
@@ -97,6 +103,7 @@ export interface Heartbeat {
  */
 export function startHeartbeat(session: Session, options: HeartbeatOptions): Heartbeat {
   const stream = openTyped(session, HEARTBEAT_TYPE);
+  stream.trickle();
   stream.on('error', () => {}); // the session reports its end
   let expected: Buffer | undefined;
   let sentAt = 0;
@@ -108,6 +115,7 @@ export function startHeartbeat(session: Session, options: HeartbeatOptions): Hea
   };
   const beat = (): void => {
     if (stopped || expected) return;
+    if (options.onlyWhenQuiet && session.quietForMs < options.intervalMs) return;
     expected = randomBytes(4);
     sentAt = performance.now();
     stream.write(expected);
