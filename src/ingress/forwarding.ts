@@ -6,7 +6,7 @@ import type http from 'node:http';
 import type net from 'node:net';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { INGRESS_ERRORS, type IngressError } from '../edges/errors.js';
-import { ErrorCode, MuxadoError } from '../lib/muxado/frame.js';
+import { isRefusal } from '../lib/muxado/frame.js';
 
 export type Scheme = 'http' | 'https';
 
@@ -128,7 +128,7 @@ export function relay(from: Readable, to: Writable, failed: () => void): void {
  */
 export function classify(err: Error & { code?: unknown }): IngressError {
   if (err instanceof AgentConnectError) return INGRESS_ERRORS.agentFailed;
-  if (err instanceof MuxadoError && err.code === ErrorCode.streamRefused) return INGRESS_ERRORS.endpointOffline;
+  if (isRefusal(err)) return INGRESS_ERRORS.endpointOffline;
   if ((typeof err.code === 'string' && err.code.startsWith('HPE_')) || err.message === 'socket hang up') return INGRESS_ERRORS.invalidResponse;
   return INGRESS_ERRORS.agentFailed;
 }

@@ -13,7 +13,7 @@ import type { EndpointProto, IngressDirectory, TunnelTarget } from '../core/live
 import { LIVE_AGENTS_CHANNEL, remoteTunnels, type RemoteTunnelRow } from '../db/live-agents.js';
 import type { Store } from '../db/store.js';
 import type { AgentEndpointModules } from '../edges/agent-options.js';
-import { ErrorCode, MuxadoError } from '../lib/muxado/frame.js';
+import { isRefusal } from '../lib/muxado/frame.js';
 import type { PeerLinks } from './peer-links.js';
 import { hasLabels, LabelTurns, RouteLookups, takeTurn } from './registry.js';
 
@@ -186,7 +186,7 @@ export class RemoteTunnels extends RouteLookups implements IngressDirectory {
         const stream = links.open(peer, { tunnelId, clientAddr });
         // Refused: that instance holds the tunnel no more; the rows are read again rather than at the next notice.
         stream.once('error', (err) => {
-          if (err instanceof MuxadoError && err.code === ErrorCode.streamRefused) void this.refresh();
+          if (isRefusal(err)) void this.refresh();
         });
         return stream;
       },

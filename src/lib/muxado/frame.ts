@@ -51,6 +51,11 @@ export class MuxadoError extends Error {
   }
 }
 
+/** Whether `err` is a stream refused by the peer (RST with StreamRefused): what it was asked for is not there. */
+export function isRefusal(err: unknown): boolean {
+  return err instanceof MuxadoError && err.code === ErrorCode.streamRefused;
+}
+
 function header(length: number, type: number, flags: number, streamId: number): Buffer {
   const b = Buffer.alloc(HEADER_LENGTH);
   b.writeUInt32BE(((length << 8) | (type << 4) | flags) >>> 0, 0);

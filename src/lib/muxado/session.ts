@@ -340,10 +340,8 @@ export class MuxadoStream extends Duplex {
   private parked: ParkedWrite | undefined;
   /** Why the session ended, when it ended with this stream open. */
   sessionEndedWith: MuxadoError | undefined;
-  /** What is read is given back to the peer's window once this much has been (0: read by read). */
-  private ackBatch = 0;
-  /** Whether a read that brought only this stream's WNDINCs is answered (Session's acknowledgeWindowUpdates). */
-  answersWindowUpdates = true;
+  /** Set by trickle(). */
+  private trickling = false;
 
   constructor(
     private readonly session: Session,
@@ -362,8 +360,12 @@ export class MuxadoStream extends Duplex {
    * frame each way instead of three.
    */
   trickle(): void {
-    this.ackBatch = Math.floor(this.session.windowSize / 2);
-    this.answersWindowUpdates = false;
+    this.trickling = true;
+  }
+
+  /** Whether a read that brought only this stream's WNDINCs is answered (Session's acknowledgeWindowUpdates). */
+  get answersWindowUpdates(): boolean {
+    return !this.trickling;
   }
 
   /** Bytes the peer sent that the application has not read yet (our queue and the readable's). */
@@ -444,7 +446,7 @@ export class MuxadoStream extends Duplex {
   override _read(): void {
     this.wantsData = true;
     const consumed = this.delivered - this.readableLength - this.deliveredAcknowledged;
-    if (consumed > this.ackBatch) {
+    if (consumed > (this.trickling ? this.session.windowSize / 2 : 0)) {
       this.deliveredAcknowledged += consumed;
       this.acknowledge(consumed);
     }
