@@ -255,7 +255,7 @@ export interface HarnessAgents {
    * `gone`: once it is not carried any more (TCP: not listened on).
    */
   routed(url: string, options?: RoutedOptions): Promise<void>;
-  /** As `routed`, for a labeled tunnel of the account (an edge's tunnel group finds it). */
+  /** As `routed`, for a labeled tunnel of the account (an edge's tunnel group finds it); each look takes a turn among the matching tunnels. */
   labeled(accountId: string, labels: Record<string, string>): Promise<void>;
 }
 
