@@ -29,6 +29,7 @@ import { AgentSessionRegistry } from '../../src/tunnels/registry.js';
 import type { RemoteTunnels } from '../../src/tunnels/remote-tunnels.js';
 import type { IngressDirectory } from '../../src/core/live-agents.js';
 import { observed } from './assertions.js';
+import './exit-guard.js';
 import { jsonOrUndefined } from './json.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
