@@ -11,19 +11,11 @@ import net from 'node:net';
 import { after, before, test } from 'node:test';
 import tls from 'node:tls';
 import ngrok from '@ngrok/ngrok';
-import { describeEachStore, type Harness, type HarnessAgents } from '../helpers/harness.js';
+import { describeEachStore, type Harness, type Instance } from '../helpers/harness.js';
 import { created, edgeWithRoute, edgesRead, request } from '../edges/helpers.js';
-import { observed } from '../helpers/assertions.js';
-
-type Instance = { baseUrl: string; agents?: HarnessAgents; close(): Promise<void> };
 
 /** The harness as seen through another instance's listeners. */
 const through = (h: Harness, other: Instance): Harness => ({ ...h, agents: other.agents! });
-
-/** Resolves once `check` holds for the other instances' tunnels as `at` reads them; fails after 5 s. */
-function remoteRead(at: HarnessAgents, check: () => boolean, what: string): Promise<void> {
-  return observed((listener) => at.remoteTunnels!.observe(listener), check, `the other instances' tunnels showing ${what}`);
-}
 
 /** An upstream that answers with its name, the path and the size of the body it received. */
 async function namedUpstream(name: string): Promise<{ port: number; close(): Promise<void> }> {
@@ -71,8 +63,9 @@ describeEachStore(
       try {
         const boundAt = Date.now();
         const listener = await session.httpEndpoint().listenAndForward(`http://127.0.0.1:${up.port}`);
-        const host = new URL(listener.url()!).hostname;
-        for (const other of [b, c]) await remoteRead(other.agents!, () => other.agents!.remoteTunnels!.http(host, 'https') !== undefined, host);
+        const url = listener.url()!;
+        const host = new URL(url).hostname;
+        for (const other of [b, c]) await other.agents!.routed(url);
         const seenAfter = Date.now() - boundAt;
         if (h().kind === 'postgres') assert.ok(seenAfter < 1000, `told within a second on PostgreSQL (took ${seenAfter} ms)`);
 
@@ -90,7 +83,7 @@ describeEachStore(
         assert.equal(answers[0]!.text, `upstream /big ${body.length}`);
         answers.slice(1).forEach((a, i) => assert.equal(a.text, `upstream /n${i} 0`));
         await listener.close();
-        await remoteRead(b.agents!, () => b.agents!.remoteTunnels!.http(host, 'https') === undefined, `${host} gone`);
+        await b.agents!.routed(url, { gone: true });
         assert.equal((await request(through(h(), b), host, '/')).status, 404);
       } finally {
         await session.close();
@@ -110,7 +103,8 @@ describeEachStore(
           .requestHeader('add', 'x-added: by-the-edge')
           .listenAndForward(`http://127.0.0.1:${up.port}`);
         const host = new URL(listener.url()!).hostname;
-        await remoteRead(b.agents!, () => b.agents!.remoteTunnels!.http(host, 'https')?.endpoint?.modules !== undefined, `${host} with modules`);
+        // Its modules come in the same row as the tunnel: read with it.
+        await b.agents!.routed(listener.url()!);
         const refused = await request(through(h(), b), host, '/');
         assert.equal(refused.status, 401);
         const basic = `Basic ${Buffer.from('alice:correct horse').toString('base64')}`;
@@ -135,7 +129,7 @@ describeEachStore(
         const { host } = await edgeWithRoute(api, { backend: { backend_id: group.id } });
         const there = through(h(), c);
         await edgesRead(there, () => c.agents!.edges.httpsEdge(host)?.routes.length === 1, 'the edge on C');
-        await remoteRead(c.agents!, () => c.agents!.remoteTunnels!.labeled(api.info.accountId, { app: label }) !== undefined, 'the labeled tunnel');
+        await c.agents!.labeled(api.info.accountId, { app: label });
         const answer = await request(there, host, '/group');
         assert.equal(answer.status, 200);
         assert.equal(answer.text, 'labeled /group 0');
@@ -157,15 +151,16 @@ describeEachStore(
       const session = await agentOn(h(), cred.token as string);
       try {
         const listener = await session.tcpEndpoint().listenAndForward(`tcp://127.0.0.1:${(echo.address() as AddressInfo).port}`);
-        const port = Number(new URL(listener.url()!).port);
-        await remoteRead(b.agents!, () => b.agents!.remoteTunnels!.tcp(port) !== undefined, `tcp:${port}`);
+        const url = listener.url()!;
+        const port = Number(new URL(url).port);
+        await b.agents!.routed(url);
         const socket = await connected('127.0.0.2', port);
         socket.write('ping over B');
         const [echoed] = (await once(socket, 'data')) as [Buffer];
         assert.equal(echoed.toString(), 'ping over B');
         socket.destroy();
         await listener.close();
-        await remoteRead(b.agents!, () => b.agents!.remoteTunnels!.tcp(port) === undefined, `tcp:${port} gone`);
+        await b.agents!.routed(url, { gone: true });
         await assert.rejects(connected('127.0.0.2', port), /ECONNREFUSED/, "B stops listening once A's tunnel is gone");
       } finally {
         await session.close();
