@@ -26,6 +26,12 @@ export interface Store {
    */
   readonly reader: Kysely<Database>;
   /**
+   * Runs `work` in a write transaction (withTx adds the retries and the error translation). On
+   * SQLite, transactions waiting for the writer together are committed together, each in a
+   * savepoint of its own (dialects/group-commit.ts); on PostgreSQL each is its own.
+   */
+  transaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  /**
    * The rows of one compiled read on the reader, without the query builder: for the queries
    * that every request runs (ScopedDb compiles them once). SQLite answers at once (a read of a
    * file is synchronous in better-sqlite3, and throws when it fails); PostgreSQL keeps them
@@ -61,10 +67,11 @@ export function openStore(database: Config['database'], options: { schema?: stri
       poolTimeoutMs: timeouts.poolMs,
     });
     const listen = (channel: string, handlers: ListenHandlers) => listenOn(database.url, options.schema, channel, handlers);
-    return { dialect: 'postgres', db, reader: db, readRows, listen, close };
+    const transaction = <T>(work: (trx: Transaction<Database>) => Promise<T>) => db.transaction().execute(work);
+    return { dialect: 'postgres', db, reader: db, transaction, readRows, listen, close };
   }
-  const { db, reader, readRows, writerRows, close } = openSqlite(database.file, { busyTimeoutMs: timeouts.statementMs });
-  return { dialect: 'sqlite', db, reader, readRows, writerRows, close };
+  const { db, reader, transaction, readRows, writerRows, close } = openSqlite(database.file, { busyTimeoutMs: timeouts.statementMs });
+  return { dialect: 'sqlite', db, reader, transaction, readRows, writerRows, close };
 }
 
 async function migrateWith(db: Kysely<Database>, dialect: Dialect, migrationTableSchema?: string): Promise<string[]> {
@@ -165,7 +172,7 @@ export const TRANSACTION_TRIES = 3;
 export async function withTx<T>(store: Store, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await store.db.transaction().execute(work);
+      return await store.transaction(work);
     } catch (error) {
       if (!RETRIED_CODES.has((error as { code?: string })?.code ?? '')) throw translateStoreError(error);
       if (attempt >= TRANSACTION_TRIES) throw errors.concurrentChanges({ tries: TRANSACTION_TRIES });

@@ -19,8 +19,10 @@ import {
   type Dialect,
   type Driver,
   type QueryResult,
+  type Transaction,
 } from 'kysely';
 import type { Database } from '../schema.js';
+import { groupCommit } from './group-commit.js';
 
 /**
  * Every better-sqlite3 object this process makes stays reachable until it exits: the garbage
@@ -77,6 +79,10 @@ function wrap(db: BetterSqlite3.Database, options: { snapshots?: boolean } = {})
   return {
     close: () => db.close(),
     endSnapshot,
+    /** Whether a transaction is open on the connection (SQLite rolls one back whole on some errors). */
+    inTransaction: () => db.open && db.inTransaction,
+    /** A statement that returns nothing, at once (savepoints). */
+    exec: (sql: string) => void prepare(sql).run([]),
     /** How long a statement waits for another connection's lock (exec: no Statement object is made). */
     setBusyTimeout: (ms: number) => db.exec(`pragma busy_timeout = ${Math.max(0, Math.floor(ms))}`),
     prepare,
@@ -206,6 +212,8 @@ class FifoSqliteDriver implements Driver {
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    // SQLite may have rolled it back already (a full disk, an I/O error): nothing is left to undo.
+    if (!this.db.inTransaction()) return;
     await connection.executeQuery(CompiledQuery.raw('rollback'));
   }
 
@@ -277,6 +285,8 @@ export function openSqlite(
 ): {
   db: Kysely<Database>;
   reader: Kysely<Database>;
+  /** Write transactions, committed in groups (group-commit.ts). */
+  transaction: <T>(work: (trx: Transaction<Database>) => Promise<T>) => Promise<T>;
   readRows: <R>(sql: string, parameters: readonly unknown[]) => R[] | Promise<R[]>;
   writerRows: <R>(sql: string, parameters: readonly unknown[]) => R[];
   close: () => Promise<void>;
@@ -286,7 +296,7 @@ export function openSqlite(
     const connection = wrap(connect(file, false, options.busyTimeoutMs));
     const db = new Kysely<Database>({ dialect: new EdgeplaneSqliteDialect(connection) });
     const readRows = async <R>(sql: string, parameters: readonly unknown[]) => (await db.executeQuery<R>(CompiledQuery.raw(sql, [...parameters]))).rows;
-    return { db, reader: db, readRows, writerRows: statementRunner(connection), close: () => db.destroy() };
+    return { db, reader: db, transaction: groupCommit(db, connection), readRows, writerRows: statementRunner(connection), close: () => db.destroy() };
   }
   // Owner-only, whichever command creates them: SQLite would make the file 0644, and it gives
   // the -wal and -shm files the database file's mode. An empty file is an empty database.
@@ -300,6 +310,7 @@ export function openSqlite(
   return {
     db,
     reader,
+    transaction: groupCommit(db, writer),
     readRows: rowReader(readConnection),
     writerRows: statementRunner(writer),
     async close() {
