@@ -1,6 +1,7 @@
 // Reads outside transactions never miss a write committed on this instance, even within one
-// turn of the event loop (SQLite's reader shares one snapshot per turn), and see another
-// process's write from the next turn on. Run on every store.
+// turn of the event loop (SQLite's reader shares one snapshot per turn, and keeps the rows it read
+// while the file is unchanged), and see another process's write from the next turn on. Run on
+// every store.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { scopedReader, scopedTx } from '../../src/db/scoped.js';
@@ -42,6 +43,21 @@ for (const kind of storeKinds()) {
       const read = () => scopedReader(fresh.store, scope).find('ip_policies', policy);
       await read();
       await scopedTx(other, scope, (db) => db.update('ip_policies', { id: policy }, { description: 'from elsewhere' }));
+      await turn();
+      assert.equal((await read())?.description, 'from elsewhere');
+    });
+
+    it('gives each read the rows as stored, whatever an earlier caller did to the ones it was given', async () => {
+      const read = () => scopedReader(fresh.store, scope).find('ip_policies', policy);
+      await turn();
+      const first = (await read()) as { description: string };
+      // SQLite keeps the rows of a read while the file is unchanged, frozen: the change throws there.
+      try {
+        first.description = 'changed by a caller';
+      } catch (error) {
+        assert.ok(error instanceof TypeError, String(error));
+      }
+      assert.equal((await read())?.description, 'from elsewhere');
       await turn();
       assert.equal((await read())?.description, 'from elsewhere');
     });

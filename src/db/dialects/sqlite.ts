@@ -36,6 +36,9 @@ import { groupCommit } from './group-commit.js';
  */
 const retained: object[] = [];
 
+/** Reads the reader keeps while the file is unchanged (see `allKept`): a GET by id, a page. */
+const MAX_ROWS_READ = 512;
+
 function bindable(parameters: readonly unknown[]): readonly unknown[] {
   // Most statements bind no boolean: they are bound as they are, without a copy.
   if (!parameters.some((p) => typeof p === 'boolean')) return parameters;
@@ -70,11 +73,22 @@ function wrap(db: BetterSqlite3.Database, options: { snapshots?: boolean } = {})
     snapshot = false;
     if (db.open && db.inTransaction) commit!.run([]);
   };
+  const dataVersion = options.snapshots ? prepare('pragma data_version') : undefined;
+  let version: unknown;
+  /** Rows read in snapshots of this version of the file; emptied when another connection commits (see rowReader). */
+  const rowsRead = new Map<string, readonly Record<string, unknown>[]>();
   const beginSnapshot = () => {
     if (snapshot || !begin) return;
     begin.run([]);
     snapshot = true;
     setImmediate(endSnapshot);
+    // Starts the snapshot's read transaction: the number changes when any other connection (the
+    // writer of this or another process) has committed since the last snapshot.
+    const now = dataVersion!.all([])[0]?.data_version;
+    if (now !== version) {
+      version = now;
+      rowsRead.clear();
+    }
   };
   return {
     close: () => db.close(),
@@ -90,6 +104,24 @@ function wrap(db: BetterSqlite3.Database, options: { snapshots?: boolean } = {})
     all<R>(statement: Statement, parameters: readonly unknown[]): R[] {
       beginSnapshot();
       return statement.all(parameters) as R[];
+    },
+    /**
+     * On the reader: the rows of a read, kept while the file is unchanged (a snapshot of the same
+     * data version reads the same rows), frozen, so that no caller can change what the next is
+     * given. At most MAX_ROWS_READ reads are kept, the oldest dropped first.
+     */
+    allKept<R>(sql: string, parameters: readonly unknown[]): R[] {
+      beginSnapshot();
+      const key = sql + '\u0000' + JSON.stringify(parameters);
+      let rows = rowsRead.get(key);
+      if (!rows) {
+        const read = prepare(sql).all(parameters);
+        for (const row of read) Object.freeze(row);
+        rows = Object.freeze(read);
+        if (rowsRead.size >= MAX_ROWS_READ) rowsRead.delete(rowsRead.keys().next().value!);
+        rowsRead.set(key, rows);
+      }
+      return rows as unknown as R[];
     },
   };
 }
@@ -257,7 +289,7 @@ function connect(file: string, readonly: boolean, busyTimeoutMs: number): Better
  * interleave, and the rows are returned at once (a failure is thrown).
  */
 function rowReader(connection: Wrapped) {
-  return <R>(sql: string, parameters: readonly unknown[]): R[] => connection.all<R>(connection.prepare(sql), parameters);
+  return <R>(sql: string, parameters: readonly unknown[]): R[] => connection.allKept<R>(sql, parameters);
 }
 
 /**
