@@ -14,11 +14,12 @@ import { keygen, sshReverseForward, startSshd, tempDir, type ReverseForward, typ
 import type { LoadedRowContext } from './verdict.js';
 import { onPath, type LoadResult, type LoadTarget } from './load.js';
 import { SMALL_BYTES, type FromUpstream, type ToUpstream } from './upstream-messages.js';
+import type { FromRelays, ToRelays } from './node-relays.js';
 
 export interface AgentPathsContext extends LoadedRowContext {
   /** The upstream's child (it starts the agent when asked) and its ports. */
   upstream: ChildProcess;
-  ports: { httpPort: number; httpsPort: number };
+  ports: { httpPort: number; httpsPort: number; hopPort: number };
   /** The size of each transfer of row h. */
   largeBytes: number;
   /** Records what could not be measured (the run exits 1). */
@@ -163,7 +164,7 @@ async function startReverseTunnel(targetPort: number): Promise<{ forward: Revers
   }
 }
 
-type PathKey = 'edgeplane' | 'direct-https' | 'ssh' | 'direct-http';
+type PathKey = 'edgeplane' | 'direct-https' | 'ssh' | 'direct-http' | 'relay-pipe' | 'relay-proxy';
 
 /** How a client reaches the upstream by one path. */
 interface Way {
@@ -182,8 +183,33 @@ const LABELS: Record<PathKey, string> = {
   'direct-https': 'direct, HTTPS',
   ssh: 'ssh -R, HTTPS to the upstream',
   'direct-http': 'direct, plain HTTP',
+  'relay-pipe': 'bare Node relay, two TLS hops',
+  'relay-proxy': 'Node HTTP proxy, one TLS hop',
 };
-const ORDER: PathKey[] = ['edgeplane', 'direct-https', 'ssh', 'direct-http'];
+const ORDER: PathKey[] = ['edgeplane', 'direct-https', 'ssh', 'direct-http', 'relay-pipe', 'relay-proxy'];
+
+/** The two relays of bench/node-relays.ts in a child of their own, started towards the upstream's ports. */
+async function startRelays(ports: AgentPathsContext['ports']): Promise<{ child: ChildProcess; ready: FromRelays }> {
+  const child = fork(new URL('./node-relays.ts', import.meta.url), [], {
+    execArgv: ['--import', import.meta.resolve('tsx')],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const ready = withTimeout(
+    new Promise<FromRelays>((resolve, reject) => {
+      child.once('message', (m: FromRelays) => resolve(m));
+      child.once('exit', (code) => reject(new Error(`the relays' process exited with code ${code}`)));
+    }),
+    STEP_TIMEOUT_MS,
+    'starting the Node relays',
+  );
+  child.send({ kind: 'start', hopPort: ports.hopPort, httpPort: ports.httpPort } satisfies ToRelays);
+  try {
+    return { child, ready: await ready };
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+}
 
 /** A transfer that moves no byte for this long has stalled. */
 const STALL_MS = 30_000;
@@ -347,12 +373,19 @@ export async function benchAgentPaths(ctx: AgentPathsContext): Promise<void> {
     console.log(`${tag} ssh -R skipped: ${message(error)}`);
   }
 
+  let relays: Awaited<ReturnType<typeof startRelays>> | undefined;
   try {
+    relays = await startRelays(ports);
+    console.log(
+      `${tag} Node alone, for what this runtime reaches: a bare relay (TLS off, bytes piped over TLS to a pipe in the agent's process) on 127.0.0.1:${relays.ready.pipePort}, a node:https → node:http proxy on 127.0.0.1:${relays.ready.proxyPort}`,
+    );
     const ways: Way[] = [
       { key: 'edgeplane', label: LABELS.edgeplane, base: `https://127.0.0.1:${server.httpsPort}`, host: endpointHost, ca: server.caPem },
       { key: 'direct-https', label: LABELS['direct-https'], base: `https://127.0.0.1:${ports.httpsPort}` },
       ...(tunnel ? [{ key: 'ssh' as const, label: LABELS.ssh, base: `https://127.0.0.1:${tunnel.forward.port}` }] : []),
       { key: 'direct-http', label: LABELS['direct-http'], base: `http://127.0.0.1:${ports.httpPort}` },
+      { key: 'relay-pipe', label: LABELS['relay-pipe'], base: `https://127.0.0.1:${relays.ready.pipePort}` },
+      { key: 'relay-proxy', label: LABELS['relay-proxy'], base: `https://127.0.0.1:${relays.ready.proxyPort}` },
     ];
     const skippedLine = (key: PathKey) => console.log(`    ${LABELS[key].padEnd(30)} skipped: ${sshSkipped}`);
     // Every path answers once before it is measured: a path that does not work is a failure.
@@ -402,7 +435,7 @@ export async function benchAgentPaths(ctx: AgentPathsContext): Promise<void> {
         row: 'g',
         what: 'small requests/s through the endpoint vs ssh -R',
         measured: rate(ge),
-        beside: gSsh ? `ssh -R ${rate(gSsh)} (${ge ? (ge.rate / gSsh.rate).toFixed(2) : '—'}×)` : `ssh -R ${sshSkipped ? 'skipped' : 'failed'}`,
+        beside: `${gSsh ? `ssh -R ${rate(gSsh)} (${ge ? (ge.rate / gSsh.rate).toFixed(2) : '—'}×)` : `ssh -R ${sshSkipped ? 'skipped' : 'failed'}`}; Node alone: bare relay ${rate(g.get('relay-pipe'))}, HTTP proxy ${rate(g.get('relay-proxy'))}`,
         target: '≥ 1.00 × ssh -R',
         outcome: ge && gSsh ? verdict(ge.rate >= gSsh.rate) : 'n/a',
       },
@@ -473,5 +506,6 @@ export async function benchAgentPaths(ctx: AgentPathsContext): Promise<void> {
     });
   } finally {
     await tunnel?.close().catch((error: unknown) => console.log(`${tag} stopping ssh/sshd: ${message(error)}`));
+    await stopUpstream(relays?.child);
   }
 }

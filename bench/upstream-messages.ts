@@ -5,4 +5,9 @@
 export const SMALL_BYTES = 100;
 
 export type ToUpstream = { kind: 'agent'; token: string; serverAddr: string; caPem: string };
-export type FromUpstream = { kind: 'ready'; httpPort: number; httpsPort: number } | { kind: 'bound'; url: string } | { kind: 'failed'; error: string };
+/**
+ * `hopPort`: a TLS server that only pipes each connection's bytes to the plain HTTP port, the far
+ * end of the bare Node relay (bench/node-relays.ts), in the process where the agent runs.
+ */
+export type FromUpstream =
+  { kind: 'ready'; httpPort: number; httpsPort: number; hopPort: number } | { kind: 'bound'; url: string } | { kind: 'failed'; error: string };

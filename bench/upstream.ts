@@ -9,7 +9,8 @@
 // goes away.
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
+import tls from 'node:tls';
 import ngrok from '@ngrok/ngrok';
 import { selfSigned } from '../test/helpers/certs.js';
 import { SMALL_BYTES, type FromUpstream, type ToUpstream } from './upstream-messages.js';
@@ -69,7 +70,7 @@ function handler(req: http.IncomingMessage, res: http.ServerResponse): void {
   res.end(body);
 }
 
-function listen(server: http.Server | https.Server): Promise<number> {
+function listen(server: net.Server): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
@@ -85,6 +86,15 @@ async function main(): Promise<void> {
   const secure = https.createServer({ cert: cert.certPem, key: cert.keyPem, keepAliveTimeout: 60_000 }, handler);
   const httpPort = await listen(plain);
   const httpsPort = await listen(secure);
+  // The bare relay's far end: TLS off, then the bytes as they are to the plain HTTP port.
+  const hop = tls.createServer({ cert: cert.certPem, key: cert.keyPem }, (client) => {
+    const upstream = net.connect(httpPort, '127.0.0.1');
+    upstream.setNoDelay(true);
+    client.pipe(upstream).pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+  });
+  const hopPort = await listen(hop);
   let session: ngrok.Session | undefined;
 
   process.on('message', (message: ToUpstream) => {
@@ -107,10 +117,11 @@ async function main(): Promise<void> {
     secure.closeAllConnections();
     plain.close();
     secure.close();
+    hop.close();
     // The SDK's runtime may keep the process alive; the parent is gone, so nothing is lost.
     setTimeout(() => process.exit(0), 1_000).unref();
   });
-  send({ kind: 'ready', httpPort, httpsPort });
+  send({ kind: 'ready', httpPort, httpsPort, hopPort });
 }
 
 main().catch((error: unknown) => {
