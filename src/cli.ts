@@ -10,6 +10,7 @@ import { systemClock } from './core/time.js';
 import { backupStore, BackupError, type BackupProgress, type BackupResult } from './db/backup.js';
 import { openMigrated, type Store } from './db/store.js';
 import { StoreStartError } from './db/store-problems.js';
+import { ListenError } from './listen-errors.js';
 import { managedCertificates, statusLine } from './certificates/certificate-report.js';
 import { IpRestrictionOperator } from './resources/ip-restrictions/ip-restriction.operator.js';
 import { AccountService, ConflictError, InputError, ROLES, type IssuedUser } from './accounts/account.service.js';
@@ -421,7 +422,13 @@ run(process.argv.slice(2)).then(
       process.stderr.write(`edgeplane: ${error.message}\n`);
       process.exit(EXIT.conflict);
     }
-    if (error instanceof ConfigError || error instanceof InputError || error instanceof StoreStartError || error instanceof BackupError) {
+    if (
+      error instanceof ConfigError ||
+      error instanceof InputError ||
+      error instanceof StoreStartError ||
+      error instanceof BackupError ||
+      error instanceof ListenError
+    ) {
       process.stderr.write(`edgeplane: ${error.message}\n`);
       process.exit(EXIT.usage);
     }

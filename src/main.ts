@@ -16,6 +16,7 @@ import { loadMasterKey } from './master-key.js';
 import { ensurePrivateDataDir, issueIntoFile, privateFiles, tightenPrivateFiles, TOKEN_FILE } from './private-files.js';
 import type { AgentListenerTuning } from './tunnels/agent-listener.js';
 import { startDataPlane, type DataPlane } from './tunnels/data-plane.js';
+import { explainListenError } from './listen-errors.js';
 import { sessionCommands } from './tunnels/commands.js';
 import { AgentSessionRegistry } from './tunnels/registry.js';
 
@@ -111,8 +112,14 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   }
 
   const app = await buildApp(deps, { https });
-  const listeners = await startChallengeListeners({ config, store, log: logger }, say);
-  if (serveApi) await announceApi(config, app, deps, { say, terminal, https: https !== undefined, caFile, dialect: store.dialect });
+  const listeners = await startChallengeListeners({ config, store, log: logger }, say).catch((error: unknown) => {
+    throw explainListenError(error, config);
+  });
+  if (serveApi) {
+    await announceApi(config, app, deps, { say, terminal, https: https !== undefined, caFile, dialect: store.dialect }).catch((error: unknown) => {
+      throw explainListenError(error, config);
+    });
+  }
   let dataPlane: DataPlane | undefined;
   if (agentListen && agentTls && localCertificate) {
     dataPlane = await startDataPlane({
@@ -128,6 +135,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       agents: { host: agentListen.host, port: agentListen.port, tls: agentTls, ...(options.agents && { tuning: options.agents }) },
       ingress: { ...config.ingress, accessLog: config.accessLog, certificates: { dataDir: config.dataDir, defaultCertificate: localCertificate } },
       ...(config.peer && { peer: config.peer }),
+    }).catch((error: unknown) => {
+      throw explainListenError(error, config);
     });
     say(`agents dial in at ${hostPort(dataPlane.agentAddress)} (TLS)`);
     if (dataPlane.httpsAddress) say(`public HTTPS and TLS endpoints on ${hostPort(dataPlane.httpsAddress)}`);

@@ -1,6 +1,7 @@
 // The CLI as an operator runs it: a real process, real stores, real HTTPS with the generated CA.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
@@ -384,6 +385,31 @@ describe('edgeplane CLI for a newcomer', () => {
       assert.equal(res.stderr.trim().split('\n').length, 1, res.stderr);
       assert.match(res.stderr, /^edgeplane: cannot connect to PostgreSQL at postgres:\/\/edgeplane@127\.0\.0\.1:1\/edgeplane: connection refused/);
       assert.doesNotMatch(res.stderr, /s3cret/);
+    }
+  });
+
+  it('says in one line which listener cannot bind, and the setting that moves it, and exits 2', async () => {
+    const busy = net.createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as net.AddressInfo).port;
+    try {
+      const cases: [string[], string][] = [
+        [['--listen', `127.0.0.1:${port}`], 'EDGEPLANE_LISTEN'],
+        [['--listen', '127.0.0.1:0', '--agent-listen', `127.0.0.1:${port}`], 'EDGEPLANE_AGENT_LISTEN'],
+        [['--listen', '127.0.0.1:0', '--ingress-https-listen', `127.0.0.1:${port}`], 'EDGEPLANE_INGRESS_HTTPS_LISTEN'],
+        [['--listen', '127.0.0.1:0', '--dns-listen', `127.0.0.1:${port}`], 'EDGEPLANE_DNS_LISTEN'],
+      ];
+      for (const [flags, setting] of cases) {
+        const res = run(['serve', '--data-dir', tempDir(), ...flags]);
+        assert.equal(res.code, 2, `${setting}: ${res.stderr}`);
+        assert.equal(res.stderr.trim().split('\n').length, 1, res.stderr);
+        assert.equal(
+          res.stderr.trim(),
+          `edgeplane: cannot listen on 127.0.0.1:${port} (${setting}): the address is in use (another program, or another edgeplane, listens there); set ${setting} (or its flag) to another host:port`,
+        );
+      }
+    } finally {
+      busy.close();
     }
   });
 
