@@ -5,6 +5,8 @@
 // that throws them, in its `<name>.errors.ts`; src/error-catalogue.ts gathers every catalogue,
 // and docs/errors.md is generated from it (`npm run docs:errors`).
 
+import { withArticle } from './english.js';
+
 export class ApiError extends Error {
   constructor(
     readonly code: number,
@@ -203,7 +205,7 @@ export const coreCatalogue = {
     251,
     400,
     'An update names a field that is fixed when the resource is created.',
-    (a) => `'${a.field}' of a ${a.title} cannot be changed after creation; create a new one instead.`,
+    (a) => `'${a.field}' of ${withArticle(a.title)} cannot be changed after creation; create a new one instead.`,
   ),
   unknownQueryParameter: entry<{ name: string; supported: readonly string[] }>(
     231,
@@ -277,7 +279,8 @@ export const coreCatalogue = {
     7201,
     409,
     'The module cannot be set while another module that excludes it is set.',
-    (a) => `${a.owner} has a ${a.other} module; the ${a.module} module and the ${a.other} module exclude each other, so delete the ${a.other} module first.`,
+    (a) =>
+      `${a.owner} has ${withArticle(a.other)} module; the ${a.module} module and the ${a.other} module exclude each other, so delete the ${a.other} module first.`,
   ),
   moduleExclusiveInRequest: entry<{ module: string; other: string }>(
     7202,

@@ -5,6 +5,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { ApiError, errors } from './errors.js';
+import { withArticle } from './english.js';
 
 // ajv-formats is CommonJS with its plugin on `default`.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
@@ -77,6 +78,20 @@ function render(value: unknown): string {
   return text === undefined ? 'nothing' : text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
+/** `string` → "a string"; `["string", "null"]` or `string,null` → "a string or null". */
+function expectedTypes(type: string | string[]): string {
+  const types = Array.isArray(type) ? type : type.split(',');
+  return types.map((t) => (t === 'null' ? 'null' : withArticle(t))).join(' or ');
+}
+
+/** What was sent, in words: null, true, the number 3, the string 'x', an array, an object. */
+function described(value: unknown): string {
+  if (value === null || typeof value === 'boolean') return String(value);
+  if (typeof value === 'number') return `the number ${render(value)}`;
+  if (typeof value === 'string') return `the string '${render(value)}'`;
+  return withArticle(jsonType(value));
+}
+
 function jsonType(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';
@@ -116,7 +131,7 @@ function bodyError(e: ErrorObject, at = ''): ApiError {
     case 'type':
       if (!field) return errors.invalidField({ field: 'request body', problem: `must be a JSON object; got ${jsonType(e.data)}` });
       if (field === at) return errors.invalidField({ field: at.replace(/\.$/, ''), problem: `must be a JSON object; got ${jsonType(e.data)}` });
-      return errors.invalidField({ field, problem: `must be ${(e.params as { type: string }).type}; got ${jsonType(e.data)} ${render(e.data)}` });
+      return errors.invalidField({ field, problem: `must be ${expectedTypes((e.params as { type: string | string[] }).type)}; got ${described(e.data)}` });
     case 'enum':
       return errors.invalidField({ field, problem: `must be one of ${(schema?.enum ?? []).join(', ')}; got '${render(e.data)}'` });
     case 'minLength':

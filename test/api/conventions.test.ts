@@ -105,7 +105,17 @@ describeEachStore('conventions', (h) => {
     assertError(await api.post('/api_keys', [1, 2]), 400, 'ERR_EP_215');
     const wrongType = await api.post('/api_keys', { description: 12 });
     assertError(wrongType, 400, 'ERR_EP_215');
-    assert.match(wrongType.json.msg, /description/);
+    assert.equal(wrongType.json.msg, "'description' must be a string; got the number 12.");
+    assert.equal((await api.post('/api_keys', { description: null })).json.msg, "'description' must be a string; got null.");
+    assert.equal((await api.post('/ip_policies', { metadata: ['x'] })).json.msg, "'metadata' must be a string; got an array.");
+  });
+
+  it('names a kind with the article that reads right', async () => {
+    const api = await h().newAccount();
+    const key = await api.post('/api_keys', { description: 'k' });
+    const changed = await api.patch(`/api_keys/${key.json.id}`, { owner_id: api.info.userId });
+    assertError(changed, 400, 'ERR_EP_251');
+    assert.equal(changed.json.msg, "'owner_id' of an API key cannot be changed after creation; create a new one instead.");
   });
 
   it('refuses unknown body fields naming the field and the supported ones', async () => {
