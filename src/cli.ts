@@ -2,6 +2,7 @@
 // edgeplane <command>: the operator's one entry. Each command is a row of COMMANDS with its
 // own help; arguments are parsed by node:util's parseArgs.
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import closeWithGrace from 'close-with-grace';
@@ -290,7 +291,13 @@ function commandList(commands: readonly Command[]): string {
     .join('\n');
 }
 
+/** The package's version: package.json sits one directory above both src/ and dist/. */
+function version(): string {
+  return (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+}
+
 const USAGE = `usage: edgeplane <command> [options] [settings]
+       edgeplane --version
 
 commands:
 ${commandList(COMMANDS)}
@@ -360,7 +367,7 @@ async function run(argv: string[]): Promise<number | undefined> {
     args: argv,
     allowPositionals: true,
     strict: true,
-    options: { ...settingFlags, ...optionFlags, help: { type: 'boolean', short: 'h' } },
+    options: { ...settingFlags, ...optionFlags, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean' } },
   });
   // The option types are built from tables, which parseArgs cannot infer through.
   const given = values as Record<string, string | boolean | undefined>;
@@ -368,6 +375,10 @@ async function run(argv: string[]): Promise<number | undefined> {
   if (positionals[0] === 'help') {
     const named = COMMANDS.find((c) => c.words === positionals.slice(1).join(' '));
     process.stdout.write(named ? commandHelp(named) : USAGE);
+    return 0;
+  }
+  if (values.version) {
+    process.stdout.write(`edgeplane ${version()} (Node.js ${process.versions.node})\n`);
     return 0;
   }
   if (positionals.length === 0) {

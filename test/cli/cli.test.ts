@@ -281,6 +281,13 @@ describe('edgeplane CLI', () => {
     assert.match(res.stdout, /accounts create --name NAME/);
   });
 
+  it('--version prints the package version and exits 0', () => {
+    const res = spawnSync(path.join(root, 'bin/edgeplane'), ['--version'], { encoding: 'utf8' });
+    assert.equal(res.status, 0, res.stderr);
+    const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
+    assert.equal(res.stdout, `edgeplane ${version} (Node.js ${process.versions.node})\n`);
+  });
+
   it(
     'migrate applies the migrations to PostgreSQL',
     { skip: !process.env.EDGEPLANE_TEST_DATABASE_URL && 'EDGEPLANE_TEST_DATABASE_URL is not set' },

@@ -29,7 +29,7 @@ const NOT_SETTINGS: Record<string, string> = {
   EDGEPLANE_HTTP_PORT: "deploy/compose.yaml's host port for public HTTP",
 };
 
-const byEnvName = new Map(Object.entries(SETTINGS).map(([key, [env]]) => [env, key as SettingName]));
+const byEnvName = new Map<string, SettingName>(Object.entries(SETTINGS).map(([key, [env]]) => [env, key as SettingName]));
 
 /** Where the docs set a setting: `NAME=value` in text and shell, `NAME: value` in YAML. */
 function shownValues(): { file: string; name: string; value: string }[] {
