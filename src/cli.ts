@@ -187,6 +187,7 @@ const COMMANDS: readonly Command[] = [
     words: 'accounts create',
     synopsis: '--name NAME [--json]',
     summary: 'create an account, its admin user and first API key',
+    details: 'Account names are unique: a name in use exits 3.',
     options: ['name', 'json'],
     createsStore: true,
     async run(invocation) {

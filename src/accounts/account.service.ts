@@ -24,6 +24,8 @@ export class InputError extends Error {}
 export class ConflictError extends Error {}
 
 const USER_NAME_KEY = 'users_account_id_name_key';
+/** Account names are unique (migration 0024): a second `accounts create --name` with a name in use exits 3. */
+const ACCOUNT_NAME_KEY = 'accounts_name_key';
 
 function checkName(name: string, what: string): string {
   const trimmed = name.trim();
@@ -48,6 +50,10 @@ export class AccountService {
     const issued = await createAccount(this.store, { id: accountId, name, created_at: now }, async (db) => {
       await db.insert('users', { id: userId, name: adminName, role: 'admin', created_at: now });
       return this.issueKey(db, userId, 'first admin key', now);
+    }).catch(async (error: unknown) => {
+      if (!(error instanceof UniqueViolation && error.target === ACCOUNT_NAME_KEY)) throw error;
+      const existing = (await listAccounts(this.store)).find((a) => a.name === name);
+      throw new ConflictError(`an account named '${name}' exists already${existing ? ` (${existing.id})` : ''}; account names are unique`);
     });
     return { account_id: accountId, user_id: userId, ...issued };
   }

@@ -351,7 +351,7 @@ describe('edgeplane CLI for a newcomer', () => {
     assert.match(listed.stdout, /^no accounts yet/);
   });
 
-  it('keeps user names unique within an account (exit 3) and mints a working admin key that a second start points at', async () => {
+  it('keeps account names unique, and user names within an account (exit 3), and mints a working admin key that a second start points at', async () => {
     const dataDir = tempDir();
     const dir = ['--data-dir', dataDir];
     const first = JSON.parse(run(['accounts', 'create', '--name', 'a', '--json', ...dir]).stdout);
@@ -362,6 +362,11 @@ describe('edgeplane CLI for a newcomer', () => {
     assert.match(again.stderr, /already has a user named 'alice'/);
     const second = JSON.parse(run(['accounts', 'create', '--name', 'b', '--json', ...dir]).stdout);
     assert.equal(run(['users', 'create', '--account', second.account_id, '--name', 'alice', '--role', 'admin', ...dir]).code, 0, 'another account may');
+    // Account names are unique too: a retried `accounts create` makes no second account.
+    const twice = run(['accounts', 'create', '--name', 'b', '--json', ...dir]);
+    assert.equal(twice.code, 3, twice.stderr);
+    assert.equal(twice.stderr, `edgeplane: an account named 'b' exists already (${second.account_id}); account names are unique\n`);
+    assert.equal(twice.stdout, '');
 
     const minted = run(['api-keys', 'create', '--account', first.account_id, '--json', ...dir]);
     assert.equal(minted.code, 0, minted.stderr);

@@ -24,6 +24,7 @@ import { liveAgents } from './0020-live-agents.js';
 import { configRevisions } from './0021-config-revisions.js';
 import { cloudEndpoints } from './0022-cloud-endpoints.js';
 import { peerInstances } from './0023-peer-instances.js';
+import { uniqueAccountNames } from './0024-unique-account-names.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -52,6 +53,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0021-config-revisions': configRevisions(dialect),
         '0022-cloud-endpoints': cloudEndpoints(dialect),
         '0023-peer-instances': peerInstances(dialect),
+        '0024-unique-account-names': uniqueAccountNames(),
       };
     },
   };
