@@ -60,7 +60,7 @@ const ca = async (api: Api) => {
   caPem ??= makeChain().then((c) => c.root.certPem);
   return (await created(api, '/certificate_authorities', { ca_pem: await caPem })).id as string;
 };
-const SESSION = { enabled: true, options_passthrough: false, cookie_prefix: 'ngrok.', inactivity_timeout: 0, maximum_duration: 0 };
+const SESSION = { enabled: true, options_passthrough: false, cookie_prefix: 'edgeplane.', inactivity_timeout: 0, maximum_duration: 0 };
 const OAUTH = { provider: { google: {} } };
 const OIDC = { issuer: 'https://accounts.example.com', client_id: 'edgeplane-web', client_secret: 'oidc-secret' };
 const SAML = {

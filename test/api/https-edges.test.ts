@@ -68,7 +68,7 @@ const AUTH: [string, Record<string, unknown>][] = [
   ['oidc', OIDC],
   ['saml', SAML],
 ];
-const SESSION = { enabled: true, options_passthrough: false, cookie_prefix: 'ngrok.', inactivity_timeout: 0, maximum_duration: 0 };
+const SESSION = { enabled: true, options_passthrough: false, cookie_prefix: 'edgeplane.', inactivity_timeout: 0, maximum_duration: 0 };
 const HTTP_DOC = '{"on_http_request": [{"actions": [{"type": "custom-response", "config": {"status_code": 403, "content": "no"}}]}]}';
 const TCP_DOC = '{"on_tcp_connect": [{"actions": [{"type": "deny"}]}]}';
 const restrictIpsDoc = (id: string) => JSON.stringify({ on_http_request: [{ actions: [{ type: 'restrict-ips', config: { ip_policies: [id] } }] }] });

@@ -1378,7 +1378,7 @@ describeEachStore('official TypeScript client (@ngrok/ngrok-api 0.11.0)', (h) =>
     const path = `/edges/https/${edge.id}/routes/${route}`;
     const at = { edgeId: edge.id, id: route };
     const modules = ngrok.edgeModules;
-    const session = { optionsPassthrough: false, cookiePrefix: 'ngrok.', inactivityTimeout: 0, maximumDuration: 0 };
+    const session = { optionsPassthrough: false, cookiePrefix: 'edgeplane.', inactivityTimeout: 0, maximumDuration: 0 };
 
     // OAuth: the client secret is taken, kept sealed, and never shown.
     const oauth = await modules.edgeRouteOAuthModule.replace({

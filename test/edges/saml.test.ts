@@ -399,7 +399,7 @@ describeEachStore(
       // The sign-in begins in one browser; its state cookie stays there.
       const start = await request(h(), host, '/', { headers: { accept: 'text/html' } });
       assert.equal(start.status, 302);
-      assert.ok(start.headers['set-cookie']?.some((c) => c.startsWith('ngrok.sign-in=v1.')));
+      assert.ok(start.headers['set-cookie']?.some((c) => c.startsWith('edgeplane.sign-in=v1.')));
       const form = parseForm((await plainRequest(new URL(start.headers.location!), 'GET', {})).text);
       const acs = await plainRequest(
         new URL(form.action),

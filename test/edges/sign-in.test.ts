@@ -21,7 +21,7 @@ import { startGithubStandIn, startOidcIdp, type GithubStandIn, type GithubUser, 
 
 const OIDC_SECRET = `oidc-secret-${randomBytes(8).toString('hex')}`;
 const GITHUB_SECRET = `gh-secret-${randomBytes(8).toString('hex')}`;
-const SESSION = 'ngrok.session';
+const SESSION = 'edgeplane.session';
 const TIMEOUT_MS = 1500;
 
 /** Edge hosts, registered with the OpenID provider up front (its clients are fixed at start); each test takes its own. */
@@ -229,12 +229,13 @@ describeEachStore(
         const fresh = browser();
         const login = await fresh.get(`https://${a.host}/`);
         const uid = /data-uid="([^"]+)"/.exec(login.text)![1]!;
-        const stateCookie = fresh.cookie(a.host, 'ngrok.sign-in')!;
+        const stateCookie = fresh.cookie(a.host, 'edgeplane.sign-in');
+        assert.ok(stateCookie, 'the sign-in cookie, named with the default cookie_prefix');
         const toCallback = await fresh.get(idp.loginUrl(uid, 'alice'), { stopAt: /\/_edgeplane\/sign-in\/callback/ });
         const callback = new URL(toCallback.headers.location!, toCallback.url).href;
         assert.equal((await fresh.get(callback)).status, 200);
         const replay = browser();
-        replay.setCookie(a.host, 'ngrok.sign-in', stateCookie);
+        replay.setCookie(a.host, 'edgeplane.sign-in', stateCookie);
         const replayed = await replay.get(callback, { follow: false });
         assert.equal(replayed.status, 400, replayed.text);
         assert.equal(replayed.headers['ngrok-error-code'], 'ERR_EP_INGRESS_722');
@@ -377,7 +378,7 @@ describeEachStore(
           clockOffsetMs = 61_000;
           const ended = await apiCall(orgs.host, '/', cookie);
           assert.equal(ended.status, 403);
-          assert.match(String(ended.headers['set-cookie']), /ngrok\.session=;.*Max-Age=0/);
+          assert.match(String(ended.headers['set-cookie']), /edgeplane\.session=;.*Max-Age=0/);
         } finally {
           clockOffsetMs = 0;
         }

@@ -317,7 +317,7 @@ describe('oauth', () => {
     assert.deepEqual((await put(oauth, { provider: { google: {} } })).shown, {
       enabled: true,
       options_passthrough: false,
-      cookie_prefix: 'ngrok.',
+      cookie_prefix: 'edgeplane.',
       inactivity_timeout: 0,
       maximum_duration: 0,
       auth_check_interval: 0,
@@ -371,7 +371,7 @@ describe('oidc', () => {
     assert.deepEqual(shown, {
       enabled: true,
       options_passthrough: false,
-      cookie_prefix: 'ngrok.',
+      cookie_prefix: 'edgeplane.',
       inactivity_timeout: 0,
       maximum_duration: 0,
       issuer: OIDC.issuer,
@@ -405,7 +405,7 @@ describe('saml', () => {
       {
         enabled: true,
         options_passthrough: false,
-        cookie_prefix: 'ngrok.',
+        cookie_prefix: 'edgeplane.',
         inactivity_timeout: 0,
         maximum_duration: 0,
         idp_metadata: IDP_METADATA,

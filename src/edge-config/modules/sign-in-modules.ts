@@ -39,7 +39,7 @@ const othersThan = (name: AuthModule) => SIGN_IN_MODULES.filter((other) => other
 const MAX_SESSION_SECONDS = 30 * DAY_SECONDS;
 const Seconds = (description: string, max = MAX_SESSION_SECONDS) =>
   Type.Optional(Type.Integer({ minimum: 0, maximum: max, description: `${description}; seconds, at most ${max}, 0 for none (default 0)` }));
-const DEFAULT_COOKIE_PREFIX = 'ngrok.';
+const DEFAULT_COOKIE_PREFIX = 'edgeplane.';
 
 const SessionRequest = {
   enabled: Enabled,
