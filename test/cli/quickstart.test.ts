@@ -159,14 +159,20 @@ after(async () => {
 });
 
 describe('docs/quickstart.md', () => {
-  it('takes a fresh data directory to a local app answering on a public URL, fresh and reserved', { timeout: 90_000 }, async () => {
+  it('takes a fresh data directory to a local app answering on a public URL, fresh and reserved, then behind an edge', { timeout: 90_000 }, async () => {
     // The page's code, checked for what the steps below rely on.
     const [appLine, ...notApp] = blocks('sh').flatMap((b) => b.split('\n').filter((l) => l.startsWith('node -e ')));
     assert.equal(notApp.length, 0, 'one `node -e` app on the page');
     const appCode = /^node -e "(.*)"$/.exec(appLine ?? '')?.[1];
     assert.ok(appCode, `the app is a node -e "…" line: ${appLine}`);
-    const agents = blocks('js').filter((b) => b.includes('ngrok.forward('));
+    const agents = blocks('js').filter((b) => b.includes('ngrok.forward(') && !b.includes('labels:'));
     assert.equal(agents.length, 2, 'a forward with a fresh name, then one with a reserved domain');
+    const [labeledScript, ...moreLabeled] = blocks('js').filter((b) => b.includes('ngrok.forward(') && b.includes('labels:'));
+    assert.ok(labeledScript && moreLabeled.length === 0, 'one labeled agent, for the edge');
+    const [edgeScript, ...moreEdges] = blocks('js').filter((b) => b.includes("'/edges/https'"));
+    assert.ok(edgeScript && moreEdges.length === 0, 'one script that makes the edge');
+    const edgeHost = /domain: '([^']+)'/.exec(edgeScript)?.[1];
+    assert.ok(edgeHost && edgeScript.includes(`'${edgeHost}:443'`), 'the edge serves the domain it reserves');
     const [freshScript, domainScript] = agents as [string, string];
     const domain = /domain: '([^']+)'/.exec(domainScript)?.[1];
     assert.ok(domain, 'the second agent asks for a domain');
@@ -268,6 +274,25 @@ describe('docs/quickstart.md', () => {
     const again = await reach(namedUrl);
     assert.equal(again.status, 200, again.body);
     assert.equal(again.body, 'Hello from my app\n');
+
+    // 7. The edge, made by the page's script, in front of the labeled agent.
+    const edgeFile = path.join(dir, 'edge.mjs');
+    fs.writeFileSync(edgeFile, replaced(edgeScript, DOC.api, api));
+    const made = start(process.execPath, [edgeFile], { cwd: dir, env: { ...env, EDGEPLANE_API_KEY: adminToken, NODE_EXTRA_CA_CERTS: caFile } });
+    assert.equal(await made.exit(), 0, made.output());
+    assert.match(made.output(), new RegExp(`edge edghts_\\w+ serves https://${edgeHost.replace(/\./g, '\\.')}`));
+    const labeled = start(process.execPath, [agentFile('agent-labeled.mjs', labeledScript)], { cwd: dir, env: agentEnv });
+    await labeled.printed(/online, labeled app=shop/);
+    const shop = (p: string) => reach(new URL(`https://${edgeHost}:${port + 2}${p}`));
+    let front: Answer | undefined;
+    await waitFor('the edge to serve through the labeled agent', async () => (front = await shop('/')).status === 200);
+    assert.equal(front!.body, 'Hello from my app\n');
+    assert.equal(front!.headers['x-served-by'], 'edgeplane', "the traffic policy's header");
+    const admin = await shop('/admin');
+    assert.equal(admin.status, 403, admin.body);
+    assert.equal(admin.headers['ngrok-error-code'], 'ERR_EP_INGRESS_702');
+    assert.ok(page.includes('ERR_EP_INGRESS_702') && page.includes('x-served-by: edgeplane'), 'the page says what the test saw');
+    await labeled.stop();
 
     // Everything stops: the agent, the app, and the server with a clean exit.
     await named.stop();
