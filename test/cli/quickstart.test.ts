@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import net from 'node:net';
@@ -165,7 +166,9 @@ describe('docs/quickstart.md', () => {
     assert.equal(notApp.length, 0, 'one `node -e` app on the page');
     const appCode = /^node -e "(.*)"$/.exec(appLine ?? '')?.[1];
     assert.ok(appCode, `the app is a node -e "…" line: ${appLine}`);
-    const agents = blocks('js').filter((b) => b.includes('ngrok.forward(') && !b.includes('labels:'));
+    const agents = blocks('js').filter((b) => b.includes('ngrok.forward(') && !b.includes('labels:') && !b.includes("proto: 'tcp'"));
+    const [tcpScript, ...moreTcp] = blocks('js').filter((b) => b.includes("proto: 'tcp'"));
+    assert.ok(tcpScript && moreTcp.length === 0, 'one TCP agent');
     assert.equal(agents.length, 2, 'a forward with a fresh name, then one with a reserved domain');
     const [labeledScript, ...moreLabeled] = blocks('js').filter((b) => b.includes('ngrok.forward(') && b.includes('labels:'));
     assert.ok(labeledScript && moreLabeled.length === 0, 'one labeled agent, for the edge');
@@ -293,6 +296,24 @@ describe('docs/quickstart.md', () => {
     assert.equal(admin.headers['ngrok-error-code'], 'ERR_EP_INGRESS_702');
     assert.ok(page.includes('ERR_EP_INGRESS_702') && page.includes('x-served-by: edgeplane'), 'the page says what the test saw');
     await labeled.stop();
+
+    // 8. The TCP endpoint: the app's bytes through a port of the TCP listener host.
+    const tcpAgent = start(process.execPath, [agentFile('agent-tcp.mjs', tcpScript)], { cwd: dir, env: agentEnv });
+    const tcpUrl = new URL((await tcpAgent.printed(/online at (tcp:\/\/\S+)/))[1]!);
+    assert.equal(tcpUrl.hostname, '1.tcp.edgeplane.app', "the first host of the default's range");
+    assert.ok(Number(tcpUrl.port) >= 10000, tcpUrl.href);
+    const overTcp = await new Promise<string>((resolve, reject) => {
+      http
+        .get({ host: '127.0.0.1', port: Number(tcpUrl.port), path: '/', agent: false }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (text += c));
+          res.on('end', () => resolve(text));
+        })
+        .on('error', reject);
+    });
+    assert.equal(overTcp, 'Hello from my app\n');
+    await tcpAgent.stop();
 
     // Everything stops: the agent, the app, and the server with a clean exit.
     await named.stop();
