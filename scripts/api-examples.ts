@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startHarness, type Api } from '../test/helpers/harness.js';
 import { makeChain } from '../test/helpers/certs.js';
-import { securedResources } from '../test/helpers/secured-resources.js';
+import { readOnlyResources, securedResources } from '../test/helpers/secured-resources.js';
 
 export const EXAMPLES_FILE = fileURLToPath(new URL('../docs/examples.md', import.meta.url));
 
@@ -23,7 +23,8 @@ const CUT_KEYS = new Set(['token', 'certificate', 'certificate_pem', 'private_ke
 const INTRODUCTION = [
   '# API examples',
   '',
-  "One request and its answer for every resource kind's create and for every module, against a",
+  "One request and its answer for every resource kind's create, for every module, and for a read of",
+  'each kind the API only reads, against a',
   'fresh server (`Service-Version: 2` and `Authorization: Bearer <token>` on each). Each request is',
   'one the test suite makes; where a module names another resource (a backend, an IP policy, a',
   'certificate authority), it is one made in the same account. Ids, times, keys, certificates and',
@@ -49,21 +50,25 @@ class StandIns {
   }
 
   private text(text: string): string {
-    return text
-      .split(this.baseUrl)
-      .join(BASE_URL)
-      .replace(ID, (id, prefix: string) => {
-        let standIn = this.ids.get(id);
-        if (!standIn) this.ids.set(id, (standIn = `${prefix}_2Ex…${this.ids.size + 1}`));
-        return standIn;
-      })
-      .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, TIME)
-      .replace(/-----BEGIN ([A-Z ]+)-----[\s\S]*?-----END \1-----\n?/g, '-----BEGIN $1-----\n…\n-----END $1-----\n')
-      .replace(/\b(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp\d+)(-cert-v01@openssh\.com)? [A-Za-z0-9+/=]{20,}/g, '$1$2 AAAA…')
-      .replace(/SHA256:[A-Za-z0-9+/=]{20,}/g, 'SHA256:…')
-      .replace(/\b10\.\d+\.\d+\.\d+\/32\b/g, '10.1.2.3/32')
-      .replace(/\b[a-z0-9]{10,}\.[a-z0-9]{10,}\.edgeplane-cname\.app\b/g, '3kq…7d.9fz…2x.edgeplane-cname.app')
-      .replace(/(?<![0-9A-Za-z])[0-9a-f]{8}(?![0-9A-Za-z])/g, 'shop');
+    return (
+      text
+        .split(this.baseUrl)
+        .join(BASE_URL)
+        .replace(ID, (id, prefix: string) => {
+          let standIn = this.ids.get(id);
+          if (!standIn) this.ids.set(id, (standIn = `${prefix}_2Ex…${this.ids.size + 1}`));
+          return standIn;
+        })
+        .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, TIME)
+        .replace(/-----BEGIN ([A-Z ]+)-----[\s\S]*?-----END \1-----\n?/g, '-----BEGIN $1-----\n…\n-----END $1-----\n')
+        .replace(/\b(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp\d+)(-cert-v01@openssh\.com)? [A-Za-z0-9+/=]{20,}/g, '$1$2 AAAA…')
+        .replace(/SHA256:[A-Za-z0-9+/=]{20,}/g, 'SHA256:…')
+        .replace(/\b10\.\d+\.\d+\.\d+\/32\b/g, '10.1.2.3/32')
+        .replace(/\b[a-z0-9]{10,}\.[a-z0-9]{10,}\.edgeplane-cname\.app\b/g, '3kq…7d.9fz…2x.edgeplane-cname.app')
+        .replace(/(?<![0-9A-Za-z])[0-9a-f]{8}(?![0-9A-Za-z])/g, 'shop')
+        // The seeded live agent's name (test/helpers/live-agents.ts).
+        .replace(/\bapp-[0-9a-z]{8}\.example\.com\b/g, 'app-shop.example.com')
+    );
   }
 }
 
@@ -144,6 +149,14 @@ export async function renderExamples(): Promise<string> {
           if (removed.status !== 204) throw new Error(`DELETE ${item}/${name}: ${removed.status} ${removed.text}`);
         }
       }
+    }
+    // The kinds the API only reads: an item of each, as a GET answers it.
+    for (const kind of readOnlyResources) {
+      const standIns = new StandIns(h.baseUrl);
+      const url = `${kind.path}/${await kind.item(api)}`;
+      const got = await api.get(url);
+      if (got.status !== 200) throw new Error(`GET ${url}: ${got.status} ${got.text}`);
+      lines.push(`## \`${kind.path}\` (read only)`, '', ...example(standIns, 'GET', url, undefined, got.status, got.json));
     }
     return lines.join('\n');
   } finally {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { describe, it } from 'node:test';
 import { EXAMPLES_FILE, renderExamples } from '../../scripts/api-examples.js';
-import { securedResources } from '../helpers/secured-resources.js';
+import { readOnlyResources, securedResources } from '../helpers/secured-resources.js';
 
 describe('docs/examples.md', () => {
   it('is what `npm run docs:examples` writes from a fresh server', { timeout: 120_000 }, async () => {
@@ -15,6 +15,7 @@ describe('docs/examples.md', () => {
       assert.ok(written.includes(`## \`${kind.path}\`\n`), kind.path);
       for (const name of Object.keys(kind.modules ?? {})) assert.ok(written.includes(`### \`${name}\` of \`${kind.path}\`\n`), `${kind.path} ${name}`);
     }
+    for (const kind of readOnlyResources) assert.ok(written.includes(`## \`${kind.path}\` (read only)\n`), kind.path);
     assert.ok(onDisk === written, 'docs/examples.md is stale: run `npm run docs:examples`, review the diff, and commit it');
   });
 });
