@@ -34,9 +34,10 @@ describe('transactions after a deadlock [postgres]', { skip: !postgres && 'needs
     const lockThenLock = (name: 'first' | 'second', one: string, two: string) =>
       withTx(store, async (trx) => {
         runs[name]++;
+        // Account names are unique: each row's name carries its id after the transaction's mark.
         await trx
           .updateTable('accounts')
-          .set({ name: `${name}-${runs[name]}` })
+          .set({ name: `${name}-${runs[name]} ${one}` })
           .where('id', '=', one)
           .execute();
         // The first try of each meets the other at the barrier; a later try goes straight on.
@@ -46,7 +47,7 @@ describe('transactions after a deadlock [postgres]', { skip: !postgres && 'needs
         }
         await trx
           .updateTable('accounts')
-          .set({ name: `${name}-${runs[name]}` })
+          .set({ name: `${name}-${runs[name]} ${two}` })
           .where('id', '=', two)
           .execute();
         return runs[name];
@@ -66,7 +67,9 @@ describe('transactions after a deadlock [postgres]', { skip: !postgres && 'needs
       JSON.stringify(results.map((r) => (r.status === 'rejected' ? String(r.reason) : r.value))),
     );
     assert.equal(runs.first + runs.second, 3, `one of the two ran twice: ${JSON.stringify(runs)}`);
-    const names = (await store.db.selectFrom('accounts').select('name').where('id', 'in', ['acc_deadlockA', 'acc_deadlockB']).execute()).map((r) => r.name);
+    const names = (await store.db.selectFrom('accounts').select('name').where('id', 'in', ['acc_deadlockA', 'acc_deadlockB']).execute()).map(
+      (r) => r.name.split(' ')[0],
+    );
     // The transaction that ran last wrote both rows.
     assert.equal(new Set(names).size, 1, `both rows come from the same, last, transaction: ${names}`);
   });
