@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
+import { ConflictError } from './accounts/account.service.js';
 import { createDeps, type Deps } from './deps.js';
 import { openMigrated } from './db/store.js';
 import { JobRunner } from './jobs/runner.js';
@@ -223,11 +224,20 @@ async function announceApi(
   }
   say(`edgeplane listening on ${bound}${bound === config.baseUrl ? '' : `, base URL ${config.baseUrl}`} (store: ${dialect})`);
 
-  const accounts = await deps.accounts.summary();
-  if (config.bootstrap && accounts.count === 0) {
-    const tokenFile = path.join(config.dataDir, TOKEN_FILE);
-    const createFirst = () => deps.accounts.createAccount({ name: 'default' });
-    const first = terminal ? await createFirst() : await issueIntoFile(tokenFile, createFirst);
+  let accounts = await deps.accounts.summary();
+  const tokenFile = path.join(config.dataDir, TOKEN_FILE);
+  const createFirst = () => deps.accounts.createAccount({ name: 'default' });
+  // Instances started together on an empty store race for the first account: one makes it, and
+  // for the others its name is taken, so they start as on a store that holds one.
+  const first =
+    config.bootstrap && accounts.count === 0
+      ? await (terminal ? createFirst() : issueIntoFile(tokenFile, createFirst)).catch((error: unknown) => {
+          if (!(error instanceof ConflictError)) throw error;
+          return undefined;
+        })
+      : undefined;
+  if (config.bootstrap && accounts.count === 0 && !first) accounts = await deps.accounts.summary();
+  if (first) {
     say('');
     say(`Created account ${first.account_id} with admin user ${first.user_id}.`);
     if (terminal) {
