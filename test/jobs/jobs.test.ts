@@ -52,15 +52,21 @@ function manualClock(start = Date.now()) {
 /** The store, through which the next `n` transactions throw as if the database were down. */
 function breakable(store: Store) {
   let failures = 0;
+  const down = () => {
+    if (failures === 0) return false;
+    failures--;
+    return true;
+  };
+  // Every way in fails while it is down: the query builder and the write transactions.
   const broken = Object.create(store, {
     db: {
       get() {
-        if (failures > 0) {
-          failures--;
-          throw new Error('the store is down (test)');
-        }
+        if (down()) throw new Error('the store is down (test)');
         return store.db;
       },
+    },
+    transaction: {
+      value: ((work) => (down() ? Promise.reject(new Error('the store is down (test)')) : store.transaction(work))) as Store['transaction'],
     },
   }) as Store;
   return {
