@@ -3,6 +3,7 @@
 // that names the address and the setting to change, and exits 2 (docs/operations.md, "Exit
 // codes"). Node's error names neither the listener nor its setting; the configured addresses do.
 import type { Config } from './config.js';
+import { hostPort } from './lib/net-address.js';
 
 const REASONS: Record<string, string> = {
   EADDRINUSE: 'the address is in use (another program, or another edgeplane, listens there)',
@@ -33,8 +34,6 @@ function configuredListeners(config: Config): Bind[] {
     ...at('EDGEPLANE_DNS_LISTEN', config.certificates.dnsListen),
   ];
 }
-
-const hostPort = (host: string, port: number) => `${host.includes(':') ? `[${host}]` : host}:${port}`;
 
 /**
  * A bind failure of one of the configured listeners as a ListenError; anything else unchanged.

@@ -18,6 +18,7 @@ import { ensurePrivateDataDir, issueIntoFile, privateFiles, tightenPrivateFiles,
 import type { AgentListenerTuning } from './tunnels/agent-listener.js';
 import { startDataPlane, type DataPlane } from './tunnels/data-plane.js';
 import { explainListenError } from './listen-errors.js';
+import { hostPort } from './lib/net-address.js';
 import { sessionCommands } from './tunnels/commands.js';
 import { AgentSessionRegistry } from './tunnels/registry.js';
 
@@ -139,10 +140,11 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     }).catch((error: unknown) => {
       throw explainListenError(error, config);
     });
-    say(`agents dial in at ${hostPort(dataPlane.agentAddress)} (TLS)`);
-    if (dataPlane.httpsAddress) say(`public HTTPS and TLS endpoints on ${hostPort(dataPlane.httpsAddress)}`);
-    if (dataPlane.httpAddress) say(`public HTTP endpoints on ${hostPort(dataPlane.httpAddress)}`);
-    if (dataPlane.peerAddress) say(`other instances reach this one's agents at ${hostPort(dataPlane.peerAddress)} (peer links)`);
+    say(`agents dial in at ${hostPort(dataPlane.agentAddress.address, dataPlane.agentAddress.port)} (TLS)`);
+    if (dataPlane.httpsAddress) say(`public HTTPS and TLS endpoints on ${hostPort(dataPlane.httpsAddress.address, dataPlane.httpsAddress.port)}`);
+    if (dataPlane.httpAddress) say(`public HTTP endpoints on ${hostPort(dataPlane.httpAddress.address, dataPlane.httpAddress.port)}`);
+    if (dataPlane.peerAddress)
+      say(`other instances reach this one's agents at ${hostPort(dataPlane.peerAddress.address, dataPlane.peerAddress.port)} (peer links)`);
   }
 
   let runner: JobRunner | undefined;
@@ -199,10 +201,6 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       );
     },
   };
-}
-
-function hostPort({ address, port }: AddressInfo): string {
-  return `${address.includes(':') ? `[${address}]` : address}:${port}`;
 }
 
 /** Listens, says where, and on an empty store creates the first account (or says how to get a key). */

@@ -1,5 +1,6 @@
 // Certificate automation assembled from the settings: the certificate job (for the job runner),
 // and the two listeners that answer the CA's challenges, each on when its address is set.
+import { hostPort } from '../lib/net-address.js';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Clock } from '../core/time.js';
@@ -19,14 +20,12 @@ export interface AutomationTuning {
   retryBaseMs?: number;
 }
 
-const hostPort = ({ host, port }: { host: string; port: number }) => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`);
-
 /** The certificate job, wired to the configured CA and resolver. */
 export function certificateJobs(base: { config: Config; store: Store; sealer: Sealer; clock: Clock }, tuning: AutomationTuning = {}): JobDefinition[] {
   const { config, store, sealer, clock } = base;
   const orders = new AcmeOrders({ store, sealer, settings: config.certificates, polling: tuning.polling, clock });
   const resolver = config.certificates.dnsResolver;
-  const dns = createResolver({ server: resolver && hostPort(resolver) });
+  const dns = createResolver({ server: resolver && hostPort(resolver.host, resolver.port) });
   return [
     certificateJob({
       store,
@@ -49,12 +48,12 @@ export async function startChallengeListeners(base: { config: Config; store: Sto
     if (http01Listen) {
       const responder = await startHttp01Responder({ store, ...http01Listen, log: log.child({ component: 'http01' }) });
       started.push(responder);
-      say(`HTTP-01 challenge responder listening on ${hostPort(responder)}`);
+      say(`HTTP-01 challenge responder listening on ${hostPort(responder.host, responder.port)}`);
     }
     if (dnsListen) {
       const server = await startAuthoritativeDns({ store, ...dnsListen, domains: config.domains, log: log.child({ component: 'dns' }) });
       started.push(server);
-      say(`authoritative DNS server listening on ${hostPort(server)} (UDP and TCP)`);
+      say(`authoritative DNS server listening on ${hostPort(server.host, server.port)} (UDP and TCP)`);
     }
   } catch (error) {
     await Promise.all(started.map((s) => s.close()));

@@ -7,6 +7,7 @@ import type net from 'node:net';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { INGRESS_ERRORS, type IngressError } from '../edges/errors.js';
 import { isRefusal } from '../lib/muxado/frame.js';
+import { hostPort } from '../lib/net-address.js';
 
 export type Scheme = 'http' | 'https';
 
@@ -36,7 +37,7 @@ export function plainIp(raw: string | undefined): string {
 /** The client's address as TunnelTarget.connect takes it: `ip:port`, an IPv6 address in brackets. */
 export function clientAddress(socket: net.Socket): { ip: string; addr: string } {
   const ip = plainIp(socket.remoteAddress);
-  return { ip, addr: `${ip.includes(':') ? `[${ip}]` : ip}:${socket.remotePort ?? 0}` };
+  return { ip, addr: hostPort(ip, socket.remotePort ?? 0) };
 }
 
 /** The names a Connection header lists: hop-by-hop headers of this message only. */

@@ -27,6 +27,7 @@ import { LiveRecords } from './live-records.js';
 import type { IngressDirectory, SessionCommands } from '../core/live-agents.js';
 import type { AgentSessionRegistry } from './registry.js';
 import { TcpIngress } from './tcp-ingress.js';
+import { hostPort } from '../lib/net-address.js';
 import { listenForPeers, PeerLinks, peerKey } from './peer-links.js';
 import { ClusterDirectory, RemoteTunnels } from './remote-tunnels.js';
 
@@ -335,8 +336,7 @@ async function startCluster(options: DataPlaneOptions, instanceId: string, binds
     await listener.close();
     throw err;
   }
-  const advertised =
-    peer!.address ?? `${listener.address.address.includes(':') ? `[${listener.address.address}]` : listener.address.address}:${listener.address.port}`;
+  const advertised = peer!.address ?? hostPort(listener.address.address, listener.address.port);
   return {
     listener,
     remote,
