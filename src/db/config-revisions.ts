@@ -3,7 +3,8 @@
 // transaction (the observer below), so the revision commits or rolls back with the change. On
 // PostgreSQL the same transaction sends a NOTIFY, which the server delivers to every listening
 // instance when, and only if, it commits; SQLite (one machine, maybe several processes on one
-// file) is polled instead, by a read of one small row per account.
+// file) is polled instead, by a read of one small row per account, and read at once after each
+// commit of this process.
 import type { MutationObserver } from './observers.js';
 import type { Store } from './store.js';
 
@@ -58,7 +59,7 @@ async function pollRevisions(store: Store, changed: (change: ConfigChange) => vo
   let seen = await readRevisions(store);
   let failed = false;
   let closed = false;
-  // One read at a time: a tick while the last read still runs (a slow or stalled store) is skipped.
+  // One read at a time: ticks while a read runs (a slow or stalled store) make one more read after it.
   let inFlight: Promise<void> | undefined;
   const poll = async () => {
     try {
@@ -76,17 +77,32 @@ async function pollRevisions(store: Store, changed: (change: ConfigChange) => vo
       options.onError?.(error);
     }
   };
-  const timer = setInterval(() => {
-    if (closed || inFlight) return;
+  let again = false;
+  const tick = () => {
+    if (closed) return;
+    if (inFlight) {
+      again = true;
+      return;
+    }
     inFlight = poll().finally(() => {
       inFlight = undefined;
+      if (again) {
+        again = false;
+        tick();
+      }
     });
-  }, options.pollMs ?? 250);
+  };
+  const timer = setInterval(tick, options.pollMs ?? 250);
   timer.unref();
+  // This process's own commits are read at once rather than at the next tick: an edge made through
+  // the API is then served a moment after the answer. After the turn: the reader's snapshot of the
+  // turn (sqlite.ts) may have begun before the commit, and it ends in an immediate queued before this one.
+  const unsubscribe = store.onCommit?.(() => setImmediate(tick));
   return {
     async close() {
       closed = true;
       clearInterval(timer);
+      unsubscribe?.();
       await inFlight;
     },
   };

@@ -50,6 +50,11 @@ export interface Store {
    * of their own: PostgreSQL only (SQLite has no such thing; its callers poll).
    */
   listen?(channel: string, handlers: ListenHandlers): Promise<{ close(): Promise<void> }>;
+  /**
+   * SQLite only: `listener` is called after each commit of this process's writer (not another
+   * process's: their pollers find those), so that a poller can read at once; returns the unsubscribe.
+   */
+  onCommit?(listener: () => void): () => void;
   close(): Promise<void>;
 }
 
@@ -70,8 +75,8 @@ export function openStore(database: Config['database'], options: { schema?: stri
     const transaction = <T>(work: (trx: Transaction<Database>) => Promise<T>) => db.transaction().execute(work);
     return { dialect: 'postgres', db, reader: db, transaction, readRows, listen, close };
   }
-  const { db, reader, transaction, readRows, writerRows, close } = openSqlite(database.file, { busyTimeoutMs: timeouts.statementMs });
-  return { dialect: 'sqlite', db, reader, transaction, readRows, writerRows, close };
+  const { db, reader, transaction, readRows, writerRows, onCommit, close } = openSqlite(database.file, { busyTimeoutMs: timeouts.statementMs });
+  return { dialect: 'sqlite', db, reader, transaction, readRows, writerRows, onCommit, close };
 }
 
 async function migrateWith(db: Kysely<Database>, dialect: Dialect, migrationTableSchema?: string): Promise<string[]> {

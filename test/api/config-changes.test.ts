@@ -10,11 +10,14 @@ import { watchConfigChanges, type ConfigChange } from '../../src/db/config-revis
 import { openStore } from '../../src/db/store.js';
 import { describeEachStore, type Harness } from '../helpers/harness.js';
 
-/** A watch on a second store, and the changes it was told of, with a wait for the next one naming an account. */
-async function watchFromElsewhere(h: Harness) {
+/**
+ * A watch on a second store (or, `own`, on the server's own), and the changes it was told of, with
+ * a wait for the next one naming an account.
+ */
+async function watchFromElsewhere(h: Harness, { own = false, pollMs = 50 }: { own?: boolean; pollMs?: number } = {}) {
   const database =
     h.kind === 'sqlite' ? { kind: 'sqlite' as const, file: h.databaseUrl.slice('sqlite:'.length) } : { kind: 'postgres' as const, url: h.databaseUrl };
-  const store = openStore(database);
+  const store = own ? h.deps.store : openStore(database);
   const told: ConfigChange[] = [];
   const waiters: (() => void)[] = [];
   const watch = await watchConfigChanges(
@@ -23,7 +26,7 @@ async function watchFromElsewhere(h: Harness) {
       told.push(change);
       for (const wake of waiters.splice(0)) wake();
     },
-    { pollMs: 50 },
+    { pollMs },
   );
   const named = (accountId: string) => told.some((c) => c !== 'all' && c.has(accountId));
   return {
@@ -47,7 +50,7 @@ async function watchFromElsewhere(h: Harness) {
     },
     async close() {
       await watch.close();
-      await store.close();
+      if (!own) await store.close();
     },
   };
 }
@@ -77,6 +80,26 @@ describeEachStore('configuration changes reach every instance', (h: () => Harnes
       assert.equal((await api.put(`/edges/tcp/${edge.json.id}/ip_restriction`, { ip_policy_ids: [created.json.id] })).status, 200);
       assert.equal((await api.delete(`/edges/tcp/${edge.json.id}`)).status, 204);
       assert.equal(await revision(h(), api.info.accountId), before + 4);
+    } finally {
+      await watch.close();
+    }
+  });
+
+  it("tells a watcher on the server's own store of its changes at once, not at the next poll", async () => {
+    const api = await h().newAccount();
+    // A poll an hour away: on SQLite only the process's own commit can tell it.
+    const watch = await watchFromElsewhere(h(), { own: true, pollMs: 3_600_000 });
+    try {
+      assert.equal((await api.post('/ip_policies', { description: 'mine' })).status, 201);
+      await watch.until(api.info.accountId, 10_000);
+      // Told again for the next change: a commit while a read runs is read after it.
+      const [a, b] = [await h().newAccount(), await h().newAccount()];
+      const made = await Promise.all([a.post('/ip_policies', {}), b.post('/ip_policies', {})]);
+      assert.deepEqual(
+        made.map((r) => r.status),
+        [201, 201],
+      );
+      await Promise.all([watch.until(a.info.accountId, 10_000), watch.until(b.info.accountId, 10_000)]);
     } finally {
       await watch.close();
     }

@@ -44,7 +44,8 @@ class GroupLost extends Error {
   }
 }
 
-export function groupCommit(db: Kysely<Database>, writer: GroupWriter) {
+/** `committed`: called after every group that commits, before its transactions are answered. */
+export function groupCommit(db: Kysely<Database>, writer: GroupWriter, committed?: () => void) {
   const queue: Unit[] = [];
   let scheduled = false;
 
@@ -95,6 +96,7 @@ export function groupCommit(db: Kysely<Database>, writer: GroupWriter) {
       scheduled = false;
       schedule();
     }
+    if (done.length > 0) committed?.();
     for (const { unit, value } of done) unit.resolve(value);
   };
 

@@ -321,14 +321,31 @@ export function openSqlite(
   transaction: <T>(work: (trx: Transaction<Database>) => Promise<T>) => Promise<T>;
   readRows: <R>(sql: string, parameters: readonly unknown[]) => R[] | Promise<R[]>;
   writerRows: <R>(sql: string, parameters: readonly unknown[]) => R[];
+  onCommit: (listener: () => void) => () => void;
   close: () => Promise<void>;
 } {
+  const listeners = new Set<() => void>();
+  const committed = () => {
+    for (const listener of listeners) listener();
+  };
+  const onCommit = (listener: () => void) => {
+    listeners.add(listener);
+    return () => void listeners.delete(listener);
+  };
   if (file === ':memory:') {
     // One connection: reads must wait for the transaction that holds it, so they go through the driver.
     const connection = wrap(connect(file, false, options.busyTimeoutMs));
     const db = new Kysely<Database>({ dialect: new EdgeplaneSqliteDialect(connection) });
     const readRows = async <R>(sql: string, parameters: readonly unknown[]) => (await db.executeQuery<R>(CompiledQuery.raw(sql, [...parameters]))).rows;
-    return { db, reader: db, transaction: groupCommit(db, connection), readRows, writerRows: statementRunner(connection), close: () => db.destroy() };
+    return {
+      db,
+      reader: db,
+      transaction: groupCommit(db, connection, committed),
+      readRows,
+      writerRows: statementRunner(connection),
+      onCommit,
+      close: () => db.destroy(),
+    };
   }
   // Owner-only, whichever command creates them: SQLite would make the file 0644, and it gives
   // the -wal and -shm files the database file's mode. An empty file is an empty database.
@@ -342,9 +359,10 @@ export function openSqlite(
   return {
     db,
     reader,
-    transaction: groupCommit(db, writer),
+    transaction: groupCommit(db, writer, committed),
     readRows: rowReader(readConnection),
     writerRows: statementRunner(writer),
+    onCommit,
     async close() {
       await reader.destroy();
       await db.destroy();
