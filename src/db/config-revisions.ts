@@ -55,6 +55,9 @@ async function readRevisions(store: Store): Promise<Map<string, number>> {
   return new Map(rows.map((r) => [r.account_id, Number(r.revision)]));
 }
 
+/** The least time between two reads made for this process's own commits. */
+const SOON_MS = 20;
+
 async function pollRevisions(store: Store, changed: (change: ConfigChange) => void, options: ConfigWatchOptions): Promise<ConfigWatch> {
   let seen = await readRevisions(store);
   let failed = false;
@@ -95,14 +98,28 @@ async function pollRevisions(store: Store, changed: (change: ConfigChange) => vo
   const timer = setInterval(tick, options.pollMs ?? 250);
   timer.unref();
   // This process's own commits are read at once rather than at the next tick: an edge made through
-  // the API is then served a moment after the answer. After the turn: the reader's snapshot of the
-  // turn (sqlite.ts) may have begun before the commit, and it ends in an immediate queued before this one.
-  const unsubscribe = store.onCommit?.(() => setImmediate(tick));
+  // the API is then served a moment after the answer. The read waits for an immediate: the
+  // reader's snapshot (sqlite.ts) may have begun before the commit, and it ends in an immediate
+  // queued when it began, so before this one. At most one such read per SOON_MS, so that a stream
+  // of writes (each bumps its account's revision) does not read the edges again for each group.
+  let soon: NodeJS.Timeout | undefined;
+  let lastSoon = 0;
+  const readSoon = () => {
+    soon = undefined;
+    lastSoon = performance.now();
+    tick();
+  };
+  const unsubscribe = store.onCommit?.(() => {
+    if (soon || closed) return;
+    const wait = lastSoon + SOON_MS - performance.now();
+    soon = setTimeout(() => setImmediate(readSoon), Math.max(0, wait));
+  });
   return {
     async close() {
       closed = true;
       clearInterval(timer);
       unsubscribe?.();
+      clearTimeout(soon);
       await inFlight;
     },
   };
