@@ -289,6 +289,15 @@ export interface ConfigRevisionsTable {
   revision: number;
 }
 
+/** The SSH listener's host key, one per algorithm (migration 0025), sealed with the master key. */
+export interface SshHostKeysTable {
+  algorithm: string;
+  private_key_sealed: string;
+  /** The public key in its authorized_keys form (`ssh-ed25519 AAAA…`). */
+  public_key: string;
+  created_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -308,6 +317,7 @@ export interface Database {
   agent_session_commands: AgentSessionCommandsTable;
   agent_route_claims: AgentRouteClaimsTable;
   peer_instances: PeerInstancesTable;
+  ssh_host_keys: SshHostKeysTable;
   /** Views (migration 0020): the rows above whose lease has not run out. */
   live_tunnel_sessions: AgentSessionsTable;
   live_tunnels: AgentTunnelsTable;

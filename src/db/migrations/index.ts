@@ -25,6 +25,7 @@ import { configRevisions } from './0021-config-revisions.js';
 import { cloudEndpoints } from './0022-cloud-endpoints.js';
 import { peerInstances } from './0023-peer-instances.js';
 import { uniqueAccountNames } from './0024-unique-account-names.js';
+import { sshAgents } from './0025-ssh-agents.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -54,6 +55,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0022-cloud-endpoints': cloudEndpoints(dialect),
         '0023-peer-instances': peerInstances(dialect),
         '0024-unique-account-names': uniqueAccountNames(),
+        '0025-ssh-agents': sshAgents(dialect),
       };
     },
   };
