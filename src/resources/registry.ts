@@ -25,6 +25,7 @@ import type { ApiIpGuard } from './ip-restrictions/api-ip-guard.js';
 import { ipRestrictionDefinition } from './ip-restrictions/ip-restriction.resource.js';
 import { sshCertificateAuthorityDefinition } from './ssh-certificate-authorities/ssh-certificate-authority.resource.js';
 import { sshCertificateDefinitions } from './ssh-certificates/ssh-certificate.resource.js';
+import { sshCredentialDefinition } from './ssh-credentials/ssh-credential.resource.js';
 import { agentIngressDefinition } from './agent-ingresses/agent-ingress.resource.js';
 import { endpointConfigurationDefinition } from './endpoint-configurations/endpoint-configuration.resource.js';
 import { reservedDomainDefinition } from './reserved-domains/reserved-domain.resource.js';
@@ -46,7 +47,7 @@ export interface ResourceDeps {
   ipGuard: ApiIpGuard;
   sealer: Sealer;
   domains: DomainSettings;
-  /** Each credential deleted, after its commit (the agent listener ends its sessions). */
+  /** Each credential or SSH credential deleted, after its commit (the listeners end its sessions). */
   credentialDeleted?: (credentialId: string) => void;
 }
 
@@ -59,6 +60,7 @@ export function resourceDefinitions({ acrossAccounts, auth, ipGuard, sealer, dom
     apiKeys: apiKeyDefinition(auth),
     botUsers: botUserDefinition(auth),
     credentials: credentialDefinition(credentialDeleted),
+    sshCredentials: sshCredentialDefinition(credentialDeleted),
     ipPolicies: ipPolicyDefinition,
     ipPolicyRules: ipPolicyRuleDefinition(ipChanged),
     ipRestrictions: ipRestrictionDefinition(ipChanged),

@@ -224,6 +224,43 @@ describeEachStore('official TypeScript client (@ngrok/ngrok-api 0.11.0)', (h) =>
     assert.equal((await api.get(`/credentials/${created.id}`)).status, 404);
   });
 
+  it('SSH credentials: create (the key kept without its comment), get, update the ACL, list, delete, and one key per account', async () => {
+    const api = await h().newAccount();
+    const ngrok = client(h(), api);
+    const publicKey = newPublicKey();
+    const canonical = publicKey.split(' ').slice(0, 2).join(' ');
+    const created = await ngrok.sshCredentials.create({ description: 'laptop', metadata: '{"team":"ops"}', acl: ['bind:App.example.com'], publicKey });
+    assert.match(created.id, /^sshcr_/);
+    assert.equal(created.publicKey, canonical, 'publicKey is sent as public_key; it comes back as `<type> <base64>`');
+    assert.deepEqual(created.acl, ['bind:app.example.com']);
+    assert.equal(created.ownerId, api.info.userId);
+
+    const fetched = await ngrok.sshCredentials.get(created.id);
+    assert.equal(fetched.uri, `${h().baseUrl}/ssh_credentials/${created.id}`);
+    assert.equal(fetched.description, 'laptop');
+    assert.equal(fetched.metadata, '{"team":"ops"}');
+    assert.equal(fetched.publicKey, canonical);
+
+    const updated = await ngrok.sshCredentials.update({ id: created.id, description: 'laptop (old)', acl: ['bind:*.example.com', 'bind:env=prod'] });
+    assert.equal(updated.description, 'laptop (old)');
+    assert.deepEqual(updated.acl, ['bind:*.example.com', 'bind:env=prod']);
+    assert.equal(updated.metadata, '{"team":"ops"}', 'an absent field is unchanged');
+    assert.deepEqual((await raw(api, `/ssh_credentials/${created.id}`)).acl, ['bind:*.example.com', 'bind:env=prod']);
+    await assertClientError(ngrok.sshCredentials.update({ id: created.id, acl: ['listen:x.example.com'] }), 400, 'ERR_EP_600', 'listen:x.example.com');
+    await assertClientError(ngrok.sshCredentials.create({ acl: [], publicKey }), 409, 'ERR_EP_611', created.id);
+    await assertClientError(ngrok.sshCredentials.create({ acl: [], publicKey: `no-pty ${publicKey}` }), 400, 'ERR_EP_610', 'options');
+
+    const bot = await ngrok.botUsers.create({ name: 'tunnels' });
+    const forBot = await ngrok.sshCredentials.create({ acl: [], publicKey: newPublicKey(), ownerId: bot.id });
+    assert.equal(forBot.ownerId, bot.id, 'ownerId is sent as owner_id');
+    await assertListed(ngrok.sshCredentials.list(), [forBot.id, created.id]);
+
+    await clientDelete(ngrok.sshCredentials.delete(created.id));
+    await assertNotFound(ngrok.sshCredentials.get(created.id), created.id);
+    assert.equal((await api.get(`/ssh_credentials/${created.id}`)).status, 404);
+    assert.equal((await ngrok.sshCredentials.get(forBot.id)).ownerId, bot.id, 'only that one');
+  });
+
   it('bot users: create, get, update, list, delete', async () => {
     const api = await h().newAccount();
     const ngrok = client(h(), api);

@@ -89,6 +89,12 @@ export const securedResources: SecuredResource[] = [
     update: { description: 'changed' },
     describable: true,
   },
+  {
+    path: '/ssh_credentials',
+    create: () => ({ description: 'security suite', acl: ['bind:app.example.com'], public_key: newPublicKey() }),
+    update: { description: 'changed' },
+    describable: true,
+  },
   { path: '/ip_policies', create: () => ({ description: 'security suite' }), update: { description: 'changed' }, describable: true },
   {
     path: '/ip_policy_rules',

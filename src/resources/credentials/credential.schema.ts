@@ -2,7 +2,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Body, DescribedCreate, DescribedPatch, IdString, OrNull, Patch, Timestamp, Uri } from '../../core/schema.js';
 import { MAX_ACL_RULE_LENGTH, MAX_ACL_RULES } from './credential-acl.js';
 
-const Acl = Type.Array(Type.String({ maxLength: MAX_ACL_RULE_LENGTH }), {
+/** A credential's ACL in a create or PATCH body (SSH credentials take the same). */
+export const Acl = Type.Array(Type.String({ maxLength: MAX_ACL_RULE_LENGTH }), {
   description: `at most ${MAX_ACL_RULES} rules: '*', 'bind:<domain>', 'bind:*.<domain>', 'bind:<key>=<value>' (key or value may be '*') or 'bind:*'; empty allows every bind`,
 });
 

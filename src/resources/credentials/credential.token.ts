@@ -66,8 +66,14 @@ export function looksLikeAgentToken(token: string): boolean {
   return TOKEN.test(token.trim());
 }
 
-/** A credential's owner lets its agents in: a user (any role), or a bot that is active. */
-function ownerUsable(owner: { role: string | null; active: number | boolean | null }): boolean {
+/** What ownerUsable reads of a credential's owner: its role when a user, its `active` when a bot (left joins, so null when not). */
+export interface CredentialOwnerState {
+  role: string | null;
+  active: number | boolean | null;
+}
+
+/** A credential's owner lets its agents in: a user (any role), or a bot that is active (SSH credentials too). */
+export function ownerUsable(owner: CredentialOwnerState): boolean {
   return owner.role !== null || (owner.active !== null && toBool(owner.active as SqlBool));
 }
 
