@@ -61,6 +61,8 @@ export interface Config {
    * undefined: the listener's own host and port, once it listens.
    */
   peer?: { listen: { host: string; port: number }; address?: string };
+  /** Where `ssh -R` agents dial in (off when unset). */
+  sshListen?: { host: string; port: number };
 }
 
 /** OAuth providers moved to another host, and the server's own OAuth application per provider (set only when configured). */
@@ -215,6 +217,11 @@ export const SETTINGS = {
     'EDGEPLANE_INGRESS_HTTP_LISTEN',
     '--ingress-http-listen',
     "host:port where public clients reach agents' HTTP endpoints, or off (default 127.0.0.1 at the API's port + 3: 8446)",
+  ],
+  sshListen: [
+    'EDGEPLANE_SSH_LISTEN',
+    '--ssh-listen',
+    'host:port where OpenSSH clients put local ports online with ssh -R, authenticated by SSH credentials (off when unset)',
   ],
   peerListen: [
     'EDGEPLANE_PEER_LISTEN',
@@ -420,6 +427,7 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
   }
   const signIn = readSignIn(raw, problems);
   const peer = readPeer(raw, problems);
+  const sshListen = readSshListen(raw, agentListen, problems);
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -444,7 +452,20 @@ export function loadConfig(raw: RawSettings, cwd: string = process.cwd()): Confi
     ingress: { ...ingress, ...(signIn && { signIn }) },
     accessLog,
     ...(peer && { peer }),
+    ...(sshListen && { sshListen }),
   };
+}
+
+/** The SSH listener: off unless set; it serves agents, so it needs the agent listener's data plane. */
+function readSshListen(raw: RawSettings, agentListen: Config['agentListen'], problems: string[]): Config['sshListen'] {
+  if (raw.sshListen === undefined || raw.sshListen.toLowerCase() === 'off') return undefined;
+  const at = parseHostPort(raw.sshListen);
+  if (!at) {
+    problems.push(`EDGEPLANE_SSH_LISTEN must be host:port with a port from 0 to 65535, or off; got '${raw.sshListen}'`);
+    return undefined;
+  }
+  if (!agentListen) problems.push('EDGEPLANE_SSH_LISTEN needs the data plane: EDGEPLANE_AGENT_LISTEN is off');
+  return at;
 }
 
 /** The peer listener and the address peers dial; a wildcard listener needs the address said. */

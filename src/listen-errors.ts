@@ -30,6 +30,7 @@ function configuredListeners(config: Config): Bind[] {
     ...at('EDGEPLANE_INGRESS_HTTPS_LISTEN', config.ingress.https),
     ...at('EDGEPLANE_INGRESS_HTTP_LISTEN', config.ingress.http),
     ...at('EDGEPLANE_PEER_LISTEN', config.peer?.listen),
+    ...at('EDGEPLANE_SSH_LISTEN', config.sshListen),
     ...at('EDGEPLANE_HTTP01_LISTEN', config.certificates.http01Listen),
     ...at('EDGEPLANE_DNS_LISTEN', config.certificates.dnsListen),
   ];

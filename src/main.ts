@@ -17,6 +17,7 @@ import { loadMasterKey } from './master-key.js';
 import { ensurePrivateDataDir, issueIntoFile, privateFiles, tightenPrivateFiles, TOKEN_FILE } from './private-files.js';
 import type { AgentListenerTuning } from './tunnels/agent-listener.js';
 import { startDataPlane, type DataPlane } from './tunnels/data-plane.js';
+import type { SshListenerTuning } from './tunnels/ssh-listener.js';
 import { explainListenError } from './listen-errors.js';
 import { hostPort } from './lib/net-address.js';
 import { sessionCommands } from './tunnels/commands.js';
@@ -67,6 +68,8 @@ export interface ServerOptions {
   certificates?: AutomationTuning;
   /** Tests shorten the agent listener's timeouts and bounds. */
   agents?: AgentListenerTuning;
+  /** Limits and timeouts of the SSH listener (tests shorten them). */
+  ssh?: SshListenerTuning;
 }
 
 export async function startServer(config: Config, options: ServerOptions = {}): Promise<Server> {
@@ -137,10 +140,12 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       agents: { host: agentListen.host, port: agentListen.port, tls: agentTls, ...(options.agents && { tuning: options.agents }) },
       ingress: { ...config.ingress, accessLog: config.accessLog, certificates: { dataDir: config.dataDir, defaultCertificate: localCertificate } },
       ...(config.peer && { peer: config.peer }),
+      ...(config.sshListen && { ssh: { ...config.sshListen, ...(options.ssh && { tuning: options.ssh }) } }),
     }).catch((error: unknown) => {
       throw explainListenError(error, config);
     });
     say(`agents dial in at ${hostPort(dataPlane.agentAddress.address, dataPlane.agentAddress.port)} (TLS)`);
+    if (dataPlane.sshAddress) say(`ssh -R agents dial in at ${hostPort(dataPlane.sshAddress.address, dataPlane.sshAddress.port)} (SSH)`);
     if (dataPlane.httpsAddress) say(`public HTTPS and TLS endpoints on ${hostPort(dataPlane.httpsAddress.address, dataPlane.httpsAddress.port)}`);
     if (dataPlane.httpAddress) say(`public HTTP endpoints on ${hostPort(dataPlane.httpAddress.address, dataPlane.httpAddress.port)}`);
     if (dataPlane.peerAddress)
@@ -168,6 +173,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         address: dataPlane.agentAddress,
         registry: agentSessions,
         ...(dataPlane.httpsAddress && { httpsAddress: dataPlane.httpsAddress }),
+        ...(dataPlane.sshAddress && { sshAddress: dataPlane.sshAddress }),
         ...(dataPlane.httpAddress && { httpAddress: dataPlane.httpAddress }),
       },
     }),

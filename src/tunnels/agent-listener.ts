@@ -178,7 +178,8 @@ export async function startAgentListener(options: AgentListenerOptions): Promise
   // A delete through this instance's API ends its sessions at once (main.ts); this catches the
   // rest: a credential deleted with its owner, on another instance, or a bot made inactive.
   const credentialCheck = setInterval(() => {
-    const ids = registry.credentialIds();
+    // The SSH listener checks its own (ssh credentials, SSH CAs).
+    const ids = registry.credentialIds().filter((id) => id.startsWith('cr_'));
     usableCredentialIds(options.store, ids)
       .then((usable) => {
         for (const id of ids) if (!usable.has(id)) registry.endForCredential(id, 'the credential was deleted or can no longer be used');
@@ -322,7 +323,8 @@ async function serveRequest(request: AgentRequest, stream: MuxadoStream, info: A
       const sealed = sealBindOptions(request.message, placement.live.id, ctx.binds);
       if (sealed !== undefined) placement.live.sealedOptions = sealed;
     }
-    await hold(placement, info, session, ctx);
+    const target = proxyTarget(placement, { end: () => {}, open: () => registry.proxyStream(session.open()) });
+    await holdTunnel(placement, target, () => session.closed || registry.infoOf(info.id) !== info, ctx);
     if (request.type === StreamType.bind) answerBind(request.message, placement, stream);
     else answerLabeled(request.message, placement, stream);
     log.info(
@@ -336,8 +338,14 @@ async function serveRequest(request: AgentRequest, stream: MuxadoStream, info: A
   }
 }
 
-/** Records a placed tunnel in the registry (and opens its TCP port); BindRefused when its route is taken. */
-async function hold(placement: Placement, info: AgentSessionInfo, session: Session, ctx: ServeContext): Promise<void> {
+/** What holding a tunnel needs of a listener: the registry, the route claims, the TCP endpoints. */
+export type HoldContext = Pick<ServeContext, 'registry' | 'claims' | 'tcp'>;
+
+/**
+ * Records a placed tunnel in the registry (and opens its TCP port); BindRefused when its route is
+ * taken. `gone`: whether its session ended meanwhile. Shared with the SSH listener.
+ */
+export async function holdTunnel(placement: Placement, target: TunnelTarget, gone: () => boolean, ctx: HoldContext): Promise<void> {
   const { registry } = ctx;
   // The same URL (or labels) twice in one session: its id would be the same; ngrok refuses it too.
   if (registry.tunnel(placement.live.id))
@@ -353,7 +361,6 @@ async function hold(placement: Placement, info: AgentSessionInfo, session: Sessi
         BIND_ERRORS.alreadyOnline,
       );
   }
-  const target = proxyTarget(placement, { end: () => {}, open: () => registry.proxyStream(session.open()) });
   const { route } = placement;
   // Across instances: the route is this tunnel's once its claim commits.
   if (route !== undefined) {
@@ -372,7 +379,6 @@ async function hold(placement: Placement, info: AgentSessionInfo, session: Sessi
   const releaseClaim = () => {
     if (route !== undefined) ctx.claims.release(route, placement.live.id);
   };
-  const gone = () => session.closed || registry.infoOf(info.id) !== info;
   let closePort: (() => void) | undefined;
   if (placement.tcpPort !== undefined) {
     try {
@@ -414,6 +420,17 @@ function answerLabeled(_request: StartTunnelWithLabel, placement: Placement, str
 
 /** Where public connections for a tunnel go: a new stream of its session, opened with the Proxy header. */
 function proxyTarget(placement: Placement, handle: SessionHandle): TunnelTarget {
+  const { live } = placement;
+  const proto = live.endpoint?.proto ?? 'https';
+  return tunnelTarget(placement, (clientAddr) => {
+    const stream = handle.open();
+    stream.write(encodeProxyStreamHeader({ id: live.id, clientAddr, proto, edgeType: '0', passthroughTls: proto === 'tls' }));
+    return stream;
+  });
+}
+
+/** A placed tunnel's target, its public connections made by `connect` (the agent listener's Proxy streams, the SSH listener's channels). */
+export function tunnelTarget(placement: Placement, connect: TunnelTarget['connect']): TunnelTarget {
   const { live, modules } = placement;
   const proto = live.endpoint?.proto ?? 'https';
   const endpoint = live.endpoint;
@@ -429,11 +446,7 @@ function proxyTarget(placement: Placement, handle: SessionHandle): TunnelTarget 
         ...(modules && { modules }),
       },
     }),
-    connect(clientAddr) {
-      const stream = handle.open();
-      stream.write(encodeProxyStreamHeader({ id: live.id, clientAddr, proto, edgeType: '0', passthroughTls: proto === 'tls' }));
-      return stream;
-    },
+    connect,
   };
 }
 

@@ -21,6 +21,8 @@ import { startIngress, type IngressTuning } from '../ingress/ingress.js';
 import { Traffic, type AccessLogLevel } from '../ingress/traffic-metrics.js';
 import type { Sealer } from '../lib/crypto/sealer.js';
 import { startAgentListener, type AgentListenerTuning } from './agent-listener.js';
+import { loadSshHostKey } from './ssh-host-key.js';
+import { startSshListener, type SshListener, type SshListenerTuning } from './ssh-listener.js';
 import { modulesOfSealed, type BindSettings } from './binds.js';
 import { RouteClaims } from './claims.js';
 import { LiveRecords } from './live-records.js';
@@ -39,6 +41,8 @@ export interface DataPlaneOptions {
   /** Tunnel tokens are signed with a key derived from it, the same on every instance. */
   masterKey: Buffer;
   agents: { host: string; port: number; tls: { cert: string; key: string }; tuning?: AgentListenerTuning };
+  /** The SSH listener for `ssh -R` agents; off when absent. */
+  ssh?: { host: string; port: number; tuning?: SshListenerTuning };
   /** The public HTTPS (and TLS) and HTTP listeners; each off when absent. */
   ingress: {
     https?: { host: string; port: number };
@@ -96,6 +100,7 @@ export interface DrainOutcome {
 
 export interface DataPlane {
   agentAddress: AddressInfo;
+  sshAddress?: AddressInfo;
   /** The edges configured through the API, as this process serves them. */
   edges: EdgeDirectory;
   /** The TCP edges' ports this process listens on. */
@@ -220,7 +225,8 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
   // Endpoint URLs name the port public clients use: the listener's, unless a balancer or a port mapping moves it.
   if (listeners?.httpsAddress) binds.httpsPort = ingress.publicPorts?.https ?? listeners.httpsAddress.port;
   if (listeners?.httpAddress) binds.httpPort = ingress.publicPorts?.http ?? listeners.httpAddress.port;
-  let agents;
+  let agents: Awaited<ReturnType<typeof startAgentListener>> | undefined;
+  let ssh: SshListener | undefined;
   try {
     agents = await startAgentListener({
       ...options.agents.tuning,
@@ -236,7 +242,21 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
       tcp,
       claims,
     });
+    if (options.ssh)
+      ssh = await startSshListener({
+        ...options.ssh.tuning,
+        host: options.ssh.host,
+        port: options.ssh.port,
+        hostKey: (await loadSshHostKey(options.store, options.sealer)).pem,
+        store: options.store,
+        log: log.child({ component: 'ssh' }),
+        registry,
+        binds,
+        tcp,
+        claims,
+      });
   } catch (err) {
+    await agents?.close();
     await listeners?.close();
     await edges.close();
     await cluster?.close();
@@ -254,6 +274,7 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
   };
   return {
     agentAddress: agents.address,
+    ...(ssh && { sshAddress: ssh.address }),
     edges,
     edgePorts,
     ...(listeners?.httpsAddress && { httpsAddress: listeners.httpsAddress }),
@@ -264,6 +285,7 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
     drain(graceMs) {
       const started = performance.now();
       agents.stopAccepting();
+      ssh?.stopAccepting();
       edgePorts.stopWatching();
       tcp.stopAccepting();
       listeners?.stopAccepting();
@@ -281,7 +303,7 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
     async close() {
       stopRemoteTcp?.();
       edgePorts.close();
-      await Promise.all([agents.close(), listeners?.close(), edges.close(), cluster?.close()]);
+      await Promise.all([agents.close(), ssh?.close(), listeners?.close(), edges.close(), cluster?.close()]);
       await claims.stop();
       await records.close();
     },

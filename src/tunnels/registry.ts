@@ -31,6 +31,8 @@ export interface AgentSessionInfo {
    * (an agent too old to say is sent the command, and answers for itself).
    */
   unsupported?: { restart?: string; stop?: string; update?: string };
+  /** How the agent came in: `ngrok/tls` (the default) or `ssh`. */
+  transport?: string;
 }
 
 /** How the registry reaches a session's connection. */
@@ -356,7 +358,7 @@ export class AgentSessionRegistry extends RouteLookups implements IngressDirecto
       metadata: info.metadata,
       ip: info.ip,
       region: this.region,
-      transport: 'ngrok/tls',
+      transport: info.transport ?? 'ngrok/tls',
       startedAt: info.startedAt,
     }));
   }

@@ -28,6 +28,7 @@ import type { SignInSettings } from '../../src/edges/sign-in/sign-in.js';
 import { AgentSessionRegistry } from '../../src/tunnels/registry.js';
 import type { RemoteTunnels } from '../../src/tunnels/remote-tunnels.js';
 import type { IngressDirectory } from '../../src/core/live-agents.js';
+import type { SshListenerTuning } from '../../src/tunnels/ssh-listener.js';
 import { observed } from './assertions.js';
 import './exit-guard.js';
 import { jsonOrUndefined } from './json.js';
@@ -210,6 +211,8 @@ export interface HarnessOptions {
   rateLimit?: Partial<Config['rateLimit']>;
   /** Turns the agent listener on (127.0.0.1, port 0, the local CA's certificate), with these timeouts and bounds. */
   agents?: AgentListenerTuning;
+  /** With `agents`: the SSH listener for `ssh -R` agents too (127.0.0.1, port 0), with these timeouts and bounds. */
+  ssh?: SshListenerTuning;
   /** The lease of the live agent records (default 30 s). */
   leaseMs?: number;
   /** Where agents' TCP endpoints listen (default 127.0.0.1): instances in one process each need their own. */
@@ -236,6 +239,8 @@ export interface RoutedOptions {
 /** The agent listener of a harness: where agents dial, the CA to trust, the live sessions. */
 export interface HarnessAgents {
   port: number;
+  /** With `ssh`: where `ssh -R` agents dial. */
+  sshPort?: number;
   /** The public HTTPS (and TLS) and HTTP listeners' ports on 127.0.0.1. */
   httpsPort: number;
   httpPort: number;
@@ -401,6 +406,7 @@ async function serveApp(
       commands: deps.sessionCommands,
       metrics: app.metrics.registry,
       agents: { host: '127.0.0.1', port: 0, tls, tuning: options.agents },
+      ...(options.ssh && { ssh: { host: '127.0.0.1', port: 0, tuning: options.ssh } }),
       ingress: {
         https: { host: '127.0.0.1', port: 0 },
         http: { host: '127.0.0.1', port: 0 },
@@ -419,6 +425,7 @@ async function serveApp(
       tls,
       info: {
         port: listener.agentAddress.port,
+        ...(listener.sshAddress && { sshPort: listener.sshAddress.port }),
         httpsPort: listener.httpsAddress!.port,
         httpPort: listener.httpAddress!.port,
         caPem: fs.readFileSync(tls.caFile, 'utf8'),

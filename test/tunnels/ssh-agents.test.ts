@@ -1,0 +1,335 @@
+// OpenSSH's own client as an agent: `ssh -R … HOST http|tcp|tls|labeled`, authenticated by a key
+// registered with POST /ssh_credentials, checking the server's host key against the one the store
+// holds (StrictHostKeyChecking). Each public connection crosses the real ssh process to a local
+// upstream; the session shows in the API and ends with the process, or with its credential.
+import assert from 'node:assert/strict';
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes, X509Certificate } from 'node:crypto';
+import { once } from 'node:events';
+import fs from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import net, { type AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import tls from 'node:tls';
+import { waitFor } from '../helpers/assertions.js';
+import { selfSigned } from '../helpers/certs.js';
+import { describeEachStore, type Api, type Harness } from '../helpers/harness.js';
+
+const dirs: string[] = [];
+after(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+/** A fresh Ed25519 key pair made by ssh-keygen: its private key file and its public line. */
+function keyPair(): { file: string; publicKey: string; dir: string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'edgeplane-ssh-'));
+  dirs.push(dir);
+  const file = path.join(dir, 'id_ed25519');
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'test', '-f', file]);
+  return { file, dir, publicKey: fs.readFileSync(`${file}.pub`, 'utf8').trim() };
+}
+
+interface SshAgent {
+  proc: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** The first match of `pattern` on stdout; rejects when ssh exits first. */
+  printed(pattern: RegExp): Promise<RegExpExecArray>;
+  exited(): Promise<number | null>;
+}
+
+/**
+ * `ssh -R <forward> v2@127.0.0.1 <command>` with the key, trusting only the host key the store
+ * holds (a known_hosts file of that one line), and no user or system configuration.
+ */
+async function ssh(h: Harness, key: { file: string; dir: string }, forward: string, command: string[], user = 'v2'): Promise<SshAgent> {
+  const port = h.agents!.sshPort!;
+  const hostKey = await h.deps.store.db.selectFrom('ssh_host_keys').select('public_key').executeTakeFirstOrThrow();
+  const knownHosts = path.join(key.dir, `known_hosts_${port}`);
+  fs.writeFileSync(knownHosts, `[127.0.0.1]:${port} ${hostKey.public_key}\n`);
+  const proc = spawn(
+    'ssh',
+    [
+      '-F',
+      '/dev/null',
+      '-o',
+      'BatchMode=yes',
+      '-o',
+      'IdentitiesOnly=yes',
+      '-o',
+      'StrictHostKeyChecking=yes',
+      '-o',
+      `UserKnownHostsFile=${knownHosts}`,
+      '-o',
+      'GlobalKnownHostsFile=/dev/null',
+      '-i',
+      key.file,
+      '-p',
+      String(port),
+      '-R',
+      forward,
+      `${user}@127.0.0.1`,
+      ...command,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  let err = '';
+  proc.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
+  proc.stderr!.setEncoding('utf8').on('data', (c: string) => (err += c));
+  const exit = once(proc, 'exit').then(([code]) => code as number | null);
+  return {
+    proc,
+    stdout: () => out,
+    stderr: () => err,
+    exited: () => exit,
+    printed: (pattern) =>
+      new Promise((resolve, reject) => {
+        const look = () => {
+          const m = pattern.exec(out);
+          if (m) {
+            proc.stdout!.off('data', look);
+            resolve(m);
+          }
+        };
+        proc.stdout!.on('data', look);
+        look();
+        void exit.then((code) => reject(new Error(`ssh exited (${code}) before printing ${pattern}: ${out}${err}`)));
+      }),
+  };
+}
+
+async function stop(agent: SshAgent): Promise<void> {
+  if (agent.proc.exitCode === null && agent.proc.signalCode === null) agent.proc.kill('SIGINT');
+  await agent.exited();
+}
+
+async function registerKey(api: Api, publicKey: string, acl?: string[]): Promise<string> {
+  const made = await api.post('/ssh_credentials', { public_key: publicKey, description: 'ssh -R test', ...(acl && { acl }) });
+  assert.equal(made.status, 201, made.text);
+  return made.json.id as string;
+}
+
+/** A local app answering every request with its path and the bytes it received. */
+async function app(): Promise<{ port: number; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const hash = createHash('sha256');
+    let bytes = 0;
+    req.on('data', (c: Buffer) => {
+      hash.update(c);
+      bytes += c.length;
+    });
+    req.on('end', () => res.end(`app ${req.url} ${bytes} ${hash.digest('hex')}`));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { port: (server.address() as AddressInfo).port, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+function get(h: Harness, url: string, body?: Buffer): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      {
+        host: '127.0.0.1',
+        port: h.agents!.httpsPort,
+        method: body ? 'POST' : 'GET',
+        path: '/hello',
+        headers: { host: target.host },
+        servername: target.hostname,
+        ca: h.agents!.caPem,
+        agent: false,
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode!, body: text, headers: res.headers }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+describeEachStore(
+  'ssh -R agents',
+  (h) => {
+    test('http: a random name, printed to the terminal, serving the local app through the ssh process; the API lists the session until Ctrl-C', async () => {
+      const api = await h().newAccount();
+      const key = keyPair();
+      const credentialId = await registerKey(api, key.publicKey);
+      const local = await app();
+      const agent = await ssh(h(), key, `0:localhost:${local.port}`, ['http']);
+      try {
+        const url = (await agent.printed(/Forwarding (https:\/\/\S+)/))[1]!;
+        assert.match(url, new RegExp(`^https://[a-z0-9]{16}\\.edgeplane\\.app:${h().agents!.httpsPort}$`));
+        await h().agents!.routed(url);
+        const upload = randomBytes(2 * 1024 * 1024);
+        const answer = await get(h(), url, upload);
+        assert.equal(answer.status, 200, answer.body);
+        assert.equal(answer.body, `app /hello ${upload.length} ${sha256(upload)}`);
+        // `-R 0:` is told the public port, which OpenSSH prints.
+        await waitFor('ssh to print the allocated port', () => agent.stderr().includes(`Allocated port ${h().agents!.httpsPort}`));
+
+        const sessions = await api.get('/tunnel_sessions');
+        assert.equal(sessions.status, 200);
+        const [session, ...more] = sessions.json.tunnel_sessions;
+        assert.equal(more.length, 0);
+        assert.equal(session.transport, 'ssh');
+        assert.equal(session.credential.id, credentialId);
+        assert.match(session.credential.uri, /\/ssh_credentials\/sshcr_/);
+        assert.match(session.agent_version, /^OpenSSH_/);
+        const tunnels = await api.get('/tunnels');
+        assert.deepEqual(
+          tunnels.json.tunnels.map((t: { public_url: string; proto: string }) => [t.public_url, t.proto]),
+          [[url, 'https']],
+        );
+      } finally {
+        await stop(agent);
+      }
+      // Ctrl-C ends the ssh process, its connection, its session and its tunnel.
+      await waitFor('the session to be gone', async () => (await api.get('/tunnel_sessions')).json.tunnel_sessions.length === 0);
+      await h().agents!.routed((/Forwarding (\S+)/.exec(agent.stdout()) ?? [])[1]!, { gone: true });
+      await local.close();
+    });
+
+    test('tcp: a random address; the bytes cross both ways whole', async () => {
+      const api = await h().newAccount();
+      const key = keyPair();
+      await registerKey(api, key.publicKey);
+      const upstream = net.createServer({ allowHalfOpen: true }, (socket) => {
+        const hash = createHash('sha256');
+        let bytes = 0;
+        socket.on('data', (c: Buffer) => {
+          hash.update(c);
+          bytes += c.length;
+        });
+        socket.on('end', () => socket.end(`${bytes} ${hash.digest('hex')}\n`));
+      });
+      upstream.listen(0, '127.0.0.1');
+      await once(upstream, 'listening');
+      const agent = await ssh(h(), key, `0:localhost:${(upstream.address() as AddressInfo).port}`, ['tcp']);
+      try {
+        const url = new URL((await agent.printed(/Forwarding (tcp:\/\/\S+)/))[1]!);
+        assert.equal(url.hostname, '1.tcp.edgeplane.app');
+        await h().agents!.routed(url.href);
+        const payload = randomBytes(3 * 1024 * 1024);
+        const socket = net.connect({ host: '127.0.0.1', port: Number(url.port), allowHalfOpen: true });
+        await once(socket, 'connect');
+        const chunks: Buffer[] = [];
+        socket.on('data', (c: Buffer) => chunks.push(c));
+        socket.end(payload);
+        await once(socket, 'end');
+        assert.equal(Buffer.concat(chunks).toString(), `${payload.length} ${sha256(payload)}\n`);
+        await waitFor('ssh to print the allocated port', () => agent.stderr().includes(`Allocated port ${url.port}`));
+      } finally {
+        await stop(agent);
+        upstream.close();
+      }
+    });
+
+    test('tls: a reserved domain named in the forward, TLS passed through to the local server', async () => {
+      const api = await h().newAccount();
+      const key = keyPair();
+      await registerKey(api, key.publicKey);
+      const name = `ssh-${randomBytes(4).toString('hex')}.example.com`;
+      // Not reserved yet: refused, with ngrok's code, on the terminal.
+      const early = await ssh(h(), key, `${name}:443:localhost:9`, ['tls']);
+      assert.equal(await early.exited(), 1, early.stderr());
+      assert.match(early.stderr(), /ERR_EP_AGENT_612|not reserved|reserve/i);
+      assert.equal((await api.post('/reserved_domains', { domain: name })).status, 201);
+      const issued = await selfSigned({ names: [name] });
+      const upstream = tls.createServer({ cert: issued.certPem, key: issued.keyPem }, (socket) => socket.end(`hello from ${socket.servername}\n`));
+      upstream.listen(0, '127.0.0.1');
+      await once(upstream, 'listening');
+      const agent = await ssh(h(), key, `${name}:443:localhost:${(upstream.address() as AddressInfo).port}`, ['tls']);
+      try {
+        const url = (await agent.printed(/Forwarding (tls:\/\/\S+)/))[1]!;
+        assert.equal(url, `tls://${name}:${h().agents!.httpsPort}`);
+        await h().agents!.routed(url);
+        const socket = tls.connect({ host: '127.0.0.1', port: h().agents!.httpsPort, servername: name, ca: issued.certPem });
+        await once(socket, 'secureConnect');
+        assert.equal(socket.getPeerX509Certificate()?.fingerprint256, new X509Certificate(issued.certPem).fingerprint256, "the local server's own certificate");
+        let text = '';
+        socket.setEncoding('utf8').on('data', (c: string) => (text += c));
+        await once(socket, 'end');
+        assert.equal(text, `hello from ${name}\n`);
+      } finally {
+        await stop(agent);
+        upstream.close();
+      }
+    });
+
+    test('refuses a key no account registered, and ends a session whose credential is deleted, saying why', async () => {
+      const api = await h().newAccount();
+      const stranger = keyPair();
+      const refused = await ssh(h(), stranger, '0:localhost:9', ['http']);
+      assert.equal(await refused.exited(), 255);
+      assert.match(refused.stderr(), /Permission denied \(publickey\)/);
+
+      const key = keyPair();
+      const credentialId = await registerKey(api, key.publicKey);
+      const local = await app();
+      const agent = await ssh(h(), key, `0:localhost:${local.port}`, ['http']);
+      try {
+        const url = (await agent.printed(/Forwarding (https:\/\/\S+)/))[1]!;
+        await h().agents!.routed(url);
+        assert.equal((await api.delete(`/ssh_credentials/${credentialId}`)).status, 204);
+        assert.notEqual(await agent.exited(), 0);
+        assert.match(agent.stderr(), /credential was deleted/);
+        await h().agents!.routed(url, { gone: true });
+      } finally {
+        await stop(agent);
+        await local.close();
+      }
+    });
+
+    test('answers a bad command, or none, with the usage on the terminal', async () => {
+      const api = await h().newAccount();
+      const key = keyPair();
+      await registerKey(api, key.publicKey);
+      const unknown = await ssh(h(), key, '0:localhost:9', ['ftp']);
+      assert.equal(await unknown.exited(), 1);
+      assert.match(unknown.stderr(), /unknown command 'ftp'/);
+      assert.match(unknown.stderr(), /ssh -R 0:localhost:8080 HOST http/);
+      const flag = await ssh(h(), key, '0:localhost:9', ['tcp', '--domain', 'x.example.com']);
+      assert.equal(await flag.exited(), 1);
+      assert.match(flag.stderr(), /--domain does not apply to tcp/);
+      const help = await ssh(h(), key, '0:localhost:9', ['help']);
+      assert.equal(await help.exited(), 0);
+      assert.match(help.stdout(), /labeled --label app=shop/);
+    });
+
+    test('labeled: an HTTPS edge routes to the tunnel by its labels', async () => {
+      const api = await h().newAccount();
+      const key = keyPair();
+      await registerKey(api, key.publicKey);
+      const local = await app();
+      const name = `shop-${randomBytes(4).toString('hex')}.edgeplane.app`;
+      assert.equal((await api.post('/reserved_domains', { domain: name })).status, 201);
+      const backend = await api.post('/backends/tunnel_group', { labels: { app: 'shop' } });
+      const edge = await api.post('/edges/https', { hostports: [`${name}:443`] });
+      assert.equal(edge.status, 201, edge.text);
+      const route = await api.post(`/edges/https/${edge.json.id}/routes`, { match_type: 'path_prefix', match: '/', backend: { backend_id: backend.json.id } });
+      assert.equal(route.status, 201, route.text);
+      const agent = await ssh(h(), key, `0:localhost:${local.port}`, ['labeled', '--label', 'app=shop']);
+      try {
+        await agent.printed(/Labeled tunnel online: app=shop/);
+        await h().agents!.labeled(api.info.accountId, { app: 'shop' });
+        let answer: { status: number; body: string } | undefined;
+        await waitFor('the edge to reach the tunnel', async () => (answer = await get(h(), `https://${name}`)).status === 200);
+        assert.equal(answer!.body, `app /hello 0 ${sha256(Buffer.alloc(0))}`);
+      } finally {
+        await stop(agent);
+        await local.close();
+      }
+    });
+  },
+  { agents: {}, ssh: {} },
+);
