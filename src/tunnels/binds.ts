@@ -12,6 +12,7 @@ import { readAcrossAccounts, type CrossAccountReader } from '../db/cross-account
 import type { Bind, StartTunnelWithLabel } from '../lib/agent-proto/messages.js';
 import { parseDomainName } from '../lib/dns/names.js';
 import { aclAllowsAddress, aclAllowsLabels, aclAllowsName } from '../resources/credentials/credential-acl.js';
+import { existingSshCertificateAuthorityIds } from '../resources/ssh-certificate-authorities/ssh-certificate-authority.auth.js';
 import { sshCredentialAcl } from '../resources/ssh-credentials/ssh-credential.auth.js';
 import { agentEndpointModules, BindOptionRefused, type AgentEndpointModules } from '../edges/agent-options.js';
 import type { Sealer } from '../lib/crypto/sealer.js';
@@ -147,6 +148,8 @@ export function urlOfToken(key: Buffer, sessionId: string, proto: string, token:
 async function currentAcl(store: CrossAccountReader, credentialId: string): Promise<string[] | undefined> {
   // An `ssh -R` agent's session is of an SSH credential (ssh-listener.ts).
   if (credentialId.startsWith('sshcr_')) return sshCredentialAcl(store, credentialId);
+  // …or of a user certificate of the account's SSH CA: it binds what the account may, while the CA exists.
+  if (credentialId.startsWith('sshca_')) return (await existingSshCertificateAuthorityIds(store, [credentialId])).has(credentialId) ? [] : undefined;
   const row = await readAcrossAccounts(store, (reader) => reader.selectFrom('credentials').select('acl').where('id', '=', credentialId).executeTakeFirst());
   return row ? (JSON.parse(row.acl) as string[]) : undefined;
 }

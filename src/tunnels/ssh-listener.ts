@@ -12,6 +12,8 @@ import ssh2 from 'ssh2';
 import type { Connection, ServerChannel } from 'ssh2';
 import { newId } from '../core/ids.js';
 import type { Store } from '../db/store.js';
+import { parseCertificate, verifySshSignature, type ParsedCertificate } from '../lib/ssh/certificate.js';
+import { existingSshCertificateAuthorityIds, sshCertificateAuthorityForKey } from '../resources/ssh-certificate-authorities/ssh-certificate-authority.auth.js';
 import { sshCredentialsForKey, usableSshCredentialIds } from '../resources/ssh-credentials/ssh-credential.auth.js';
 import type { AgentCredential } from '../resources/credentials/credential.token.js';
 import { holdTunnel, tunnelTarget, type HoldContext } from './agent-listener.js';
@@ -108,9 +110,19 @@ export async function startSshListener(options: SshListenerOptions): Promise<Ssh
   // A delete through this instance's API ends its sessions at once (the credential's hook); this
   // catches the rest: a credential deleted on another instance, its owner gone, a bot made inactive.
   const credentialCheck = setInterval(() => {
-    const ids = registry.credentialIds().filter((id) => id.startsWith('sshcr_'));
+    const ids = registry.credentialIds().filter((id) => id.startsWith('sshcr_') || id.startsWith('sshca_'));
     if (ids.length === 0) return;
-    usableSshCredentialIds(options.store, ids)
+    Promise.all([
+      usableSshCredentialIds(
+        options.store,
+        ids.filter((id) => id.startsWith('sshcr_')),
+      ),
+      existingSshCertificateAuthorityIds(
+        options.store,
+        ids.filter((id) => id.startsWith('sshca_')),
+      ),
+    ])
+      .then((found) => new Set(found.flatMap((set) => [...set])))
       .then((usable) => {
         for (const id of ids) if (!usable.has(id)) registry.endForCredential(id, 'the SSH credential was deleted or can no longer be used');
       })
@@ -183,6 +195,20 @@ function serveSsh(client: Connection, clientInfo: { ip: string; header: { versio
   client.on('authentication', (auth) => {
     if (auth.method !== 'publickey') return auth.reject(['publickey']);
     const { key, signature, blob, hashAlgo, username } = auth;
+    if (key.algo.endsWith('-cert-v01@openssh.com')) {
+      certificateSignIn(key.data, signature, blob)
+        .then((signer) => {
+          if (signer === 'ask') return auth.accept();
+          if (!signer) return auth.reject(['publickey']);
+          credential = signer;
+          auth.accept();
+        })
+        .catch((err: unknown) => {
+          log.error({ err, ip }, 'ssh authentication failed on the store');
+          auth.reject(['publickey']);
+        });
+      return;
+    }
     sshCredentialsForKey(ctx.store, key.data)
       .then((found) => {
         // A key registered in several accounts is ambiguous: the login name picks one (`sshcr_…@host`).
@@ -203,6 +229,28 @@ function serveSsh(client: Connection, clientInfo: { ip: string; header: { versio
         auth.reject(['publickey']);
       });
   });
+
+  /**
+   * A user certificate signed by an account's SSH CA, valid now, with no critical option (none is
+   * enforced here, so none is ignored): the CA's account, the CA as the session's credential.
+   * 'ask': the certificate would do (the client asks before it signs).
+   */
+  async function certificateSignIn(certBlob: Buffer, signature: Buffer | undefined, signed: Buffer | undefined): Promise<AgentCredential | 'ask' | undefined> {
+    let cert: ParsedCertificate;
+    try {
+      cert = parseCertificate(certBlob);
+    } catch {
+      return undefined;
+    }
+    const now = BigInt(Math.floor(Date.now() / 1000));
+    if (cert.type !== 'user' || now < cert.validAfter || now >= cert.validBefore || cert.criticalOptions.length > 0) return undefined;
+    const ca = await sshCertificateAuthorityForKey(ctx.store, cert.signatureKey);
+    if (!ca || !verifySshSignature(cert.signatureKey, cert.signed, cert.signature)) return undefined;
+    if (!signature || !signed) return 'ask';
+    // ssh2 leaves a certificate's signature as the client sent it: its algorithm, then its bytes.
+    if (!verifySshSignature(cert.subject, signed, signature)) return undefined;
+    return { id: ca.id, accountId: ca.accountId, ownerId: '', acl: [] };
+  }
 
   client.on('ready', () => {
     ctx.authenticated();

@@ -290,6 +290,51 @@ describeEachStore(
       }
     });
 
+    test("signs in with a user certificate of the account's SSH CA, no SSH credential needed; deleting the CA ends the session", async () => {
+      const api = await h().newAccount();
+      const ca = await api.post('/ssh_certificate_authorities', { description: 'team CA' });
+      assert.equal(ca.status, 201, ca.text);
+      const certificates: string[] = [];
+      const certify = async (key: { file: string; publicKey: string }, more: Record<string, unknown> = {}) => {
+        const cert = await api.post('/ssh_user_certificates', {
+          ssh_certificate_authority_id: ca.json.id,
+          public_key: key.publicKey,
+          principals: ['me'],
+          ...more,
+        });
+        assert.equal(cert.status, 201, cert.text);
+        certificates.push(cert.json.id);
+        // OpenSSH offers `<key>-cert.pub` beside the key it is given.
+        fs.writeFileSync(`${key.file}-cert.pub`, `${cert.json.certificate}\n`);
+      };
+      // A certificate with a critical option is refused: none is enforced, so none may be ignored.
+      const forced = keyPair();
+      await certify(forced, { critical_options: { 'force-command': '/bin/true' } });
+      const refused = await ssh(h(), forced, '0:localhost:9', ['http']);
+      assert.equal(await refused.exited(), 255);
+      assert.match(refused.stderr(), /Permission denied \(publickey\)/);
+
+      const key = keyPair();
+      await certify(key);
+      const local = await app();
+      const agent = await ssh(h(), key, `0:localhost:${local.port}`, ['http']);
+      try {
+        const url = (await agent.printed(/Forwarding (https:\/\/\S+)/))[1]!;
+        await h().agents!.routed(url);
+        assert.equal((await get(h(), url)).status, 200);
+        const [session] = (await api.get('/tunnel_sessions')).json.tunnel_sessions;
+        assert.equal(session.credential.id, ca.json.id, "the CA is the session's credential");
+        // The CA goes once its certificates are deleted (the API refuses it before).
+        for (const id of certificates) assert.equal((await api.delete(`/ssh_user_certificates/${id}`)).status, 204);
+        assert.equal((await api.delete(`/ssh_certificate_authorities/${ca.json.id}`)).status, 204);
+        assert.notEqual(await agent.exited(), 0);
+        assert.match(agent.stderr(), /SSH credential was deleted or can no longer be used/);
+      } finally {
+        await stop(agent);
+        await local.close();
+      }
+    });
+
     test('answers a bad command, or none, with the usage on the terminal', async () => {
       const api = await h().newAccount();
       const key = keyPair();
@@ -331,5 +376,6 @@ describeEachStore(
       }
     });
   },
-  { agents: {}, ssh: {} },
+  // Credentials checked every 200 ms: a CA deleted is seen at once.
+  { agents: {}, ssh: { credentialCheckMs: 200 } },
 );

@@ -103,7 +103,15 @@ export function parseAuthorizedKey(line: string): SshPublicKey {
   if (algorithm.endsWith('-cert-v01@openssh.com')) throw new KeyError('is a certificate; send the public key it certifies');
   if (algorithm === 'ssh-dss') throw new KeyError('is a DSA key, which is insecure and not supported; use Ed25519, ECDSA or RSA of at least 2048 bits');
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) throw new KeyError('has a key part that is not base64');
-  const blob = Buffer.from(encoded, 'base64');
+  // Re-encode from the validated key, so what is signed is exactly a well-formed key.
+  return toSshPublicKey(keyObjectOf(algorithm, Buffer.from(encoded, 'base64')));
+}
+
+/**
+ * The node:crypto key of a public key's wire blob, checked as parseAuthorizedKey says; `algorithm`
+ * is the name the blob must hold. KeyError says what is wrong.
+ */
+export function keyObjectOf(algorithm: string, blob: Buffer): KeyObject {
   try {
     const r = new SshReader(blob);
     const inner = r.text();
@@ -142,8 +150,7 @@ export function parseAuthorizedKey(line: string): SshPublicKey {
       throw new KeyError(`uses the unsupported algorithm '${algorithm.slice(0, 40)}'; use ssh-ed25519, ecdsa-sha2-nistp256/384/521 or ssh-rsa`);
     }
     if (!r.done) throw new KeyError('has trailing data after the key');
-    // Re-encode from the validated key, so what is signed is exactly a well-formed key.
-    return toSshPublicKey(key);
+    return key;
   } catch (error) {
     if (error instanceof KeyError) throw error;
     throw new KeyError('could not be decoded as an SSH public key');

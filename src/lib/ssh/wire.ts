@@ -52,6 +52,18 @@ export class SshReader {
     return this.offset === this.data.length;
   }
 
+  /** How many bytes were read. */
+  get position(): number {
+    return this.offset;
+  }
+
+  uint64(): bigint {
+    if (this.offset + 8 > this.data.length) throw new Error('truncated');
+    const v = this.data.readBigUInt64BE(this.offset);
+    this.offset += 8;
+    return v;
+  }
+
   uint32(): number {
     if (this.offset + 4 > this.data.length) throw new Error('truncated');
     const v = this.data.readUInt32BE(this.offset);
