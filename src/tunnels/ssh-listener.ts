@@ -5,7 +5,7 @@
 // (binds.ts, holdTunnel), and each public connection is a `forwarded-tcpip` channel the server
 // opens back to the client. The URL is printed on the command's channel; Ctrl-C (the connection
 // closing) ends the session and its tunnel. The SSH protocol is ssh2's: none of it is written here.
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import ssh2 from 'ssh2';
@@ -72,30 +72,47 @@ export async function startSshListener(options: SshListenerOptions): Promise<Ssh
     ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
   } as Required<SshListenerTuning> & SshListenerOptions;
   const { log, registry } = options;
-  let unauthenticated = 0;
-  const clients = new Set<Connection>();
-  const server = new ssh2.Server({ hostKeys: [options.hostKey], ident: 'edgeplane' }, (client, info) => {
-    if (unauthenticated >= tuning.maxUnauthenticated) {
-      log.warn({ limit: tuning.maxUnauthenticated, ip: info.ip }, 'ssh connection refused: too many connections waiting to authenticate');
-      client.end();
+  // Our own TCP server hands each connection to ssh2 (injectSocket), so that the bound on
+  // connections not signed in and the sign-in timeout count from the TCP accept: ssh2 tells of a
+  // connection only once the client has sent its version line, and times nothing out before that.
+  const unauthenticated = new Set<net.Socket>();
+  const sockets = new Set<net.Socket>();
+  /** What marks a connection signed in, by the client's address and port (ssh2 names it so). */
+  const signedIn = new Map<string, () => void>();
+  const ssh = new ssh2.Server({ hostKeys: [options.hostKey], ident: 'edgeplane' }, (client, info) => {
+    serveSsh(client, info, { ...tuning, authenticated: signedIn.get(`${info.ip}:${info.port}`) ?? (() => {}) });
+  });
+  const server = net.createServer((socket) => {
+    if (unauthenticated.size >= tuning.maxUnauthenticated) {
+      log.warn({ limit: tuning.maxUnauthenticated, ip: socket.remoteAddress }, 'ssh connection refused: too many connections waiting to authenticate');
+      socket.destroy();
       return;
     }
-    unauthenticated++;
-    clients.add(client);
-    let counted = true;
-    const authenticated = () => {
-      if (counted) unauthenticated--;
-      counted = false;
-    };
-    client.once('close', () => {
-      authenticated();
-      clients.delete(client);
+    const peer = `${socket.remoteAddress}:${socket.remotePort}`;
+    unauthenticated.add(socket);
+    sockets.add(socket);
+    const timer = setTimeout(() => {
+      if (unauthenticated.has(socket)) socket.destroy();
+    }, tuning.authTimeoutMs);
+    timer.unref();
+    signedIn.set(peer, () => {
+      unauthenticated.delete(socket);
+      clearTimeout(timer);
     });
-    serveSsh(client, info, { ...tuning, authenticated });
+    socket.once('close', () => {
+      clearTimeout(timer);
+      unauthenticated.delete(socket);
+      sockets.delete(socket);
+      signedIn.delete(peer);
+    });
+    socket.on('error', () => {}); // ssh2's client reports, once
+    // Small packets (a request's first bytes, an answer's last) must not wait for the previous one's ACK.
+    socket.setNoDelay(true);
+    ssh.injectSocket(socket);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host, () => {
+    server.listen({ host: options.host, port: options.port }, () => {
       server.off('error', reject);
       resolve();
     });
@@ -135,7 +152,7 @@ export async function startSshListener(options: SshListenerOptions): Promise<Ssh
     async close() {
       clearInterval(credentialCheck);
       stopAccepting();
-      for (const client of clients) client.end();
+      for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => setImmediate(resolve));
     },
   };
@@ -153,10 +170,6 @@ function serveSsh(client: Connection, clientInfo: { ip: string; header: { versio
   let commandChannel: ServerChannel | undefined;
   let endedBecause: string | undefined;
 
-  const authTimer = setTimeout(() => {
-    if (!info) client.end();
-  }, ctx.authTimeoutMs);
-  authTimer.unref();
   let commandTimer: NodeJS.Timeout | undefined;
 
   /** Says why on the command's channel when there is one, then hangs up. */
@@ -175,7 +188,6 @@ function serveSsh(client: Connection, clientInfo: { ip: string; header: { versio
 
   client.on('error', (err: Error) => log.debug({ err: err.message, ip, session_id: info?.id }, 'ssh connection error'));
   client.on('close', () => {
-    clearTimeout(authTimer);
     clearTimeout(commandTimer);
     forward?.reply?.();
     if (!info) return;
@@ -254,7 +266,6 @@ function serveSsh(client: Connection, clientInfo: { ip: string; header: { versio
 
   client.on('ready', () => {
     ctx.authenticated();
-    clearTimeout(authTimer);
     const who = credential!;
     const others = registry.list(who.accountId).length;
     info = {

@@ -373,7 +373,13 @@ async function serveApp(
   });
   config.database = database;
   config.databaseTimeouts = { ...config.databaseTimeouts, ...options.databaseTimeouts };
-  config.domains = { ...config.domains, ...options.domains };
+  config.domains = {
+    ...config.domains,
+    // Random TCP addresses below Linux's ephemeral ports (32768–60999): a port the kernel gave a
+    // client socket of another test cannot be listened on, on the instances' other loopback addresses.
+    tcpAddresses: [{ host: '1.tcp.edgeplane.app', from: 10000, to: 32767 }],
+    ...options.domains,
+  };
   config.rateLimit = { ...config.rateLimit, ...options.rateLimit };
   const sink = new Writable({
     write(chunk, _encoding, callback) {

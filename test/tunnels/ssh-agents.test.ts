@@ -375,7 +375,102 @@ describeEachStore(
         await local.close();
       }
     });
+
+    test('a public client that stops reading stalls its own connection only; a rotated key keeps working when the old one is deleted', async () => {
+      const api = await h().newAccount();
+      const oldKey = keyPair();
+      const oldId = await registerKey(api, oldKey.publicKey);
+      const newKey = keyPair();
+      await registerKey(api, newKey.publicKey);
+      const big = randomBytes(64 * 1024 * 1024);
+      let bigSent = false;
+      const server = http.createServer((req, res) => {
+        if (req.url === '/big') {
+          res.end(big, () => (bigSent = true));
+          return;
+        }
+        res.end('small');
+      });
+      server.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      const localPort = (server.address() as AddressInfo).port;
+      const agent = await ssh(h(), newKey, `0:localhost:${localPort}`, ['http']);
+      const old = await ssh(h(), oldKey, `0:localhost:${localPort}`, ['tcp']);
+      try {
+        const url = new URL((await agent.printed(/Forwarding (https:\/\/\S+)/))[1]!);
+        await old.printed(/Forwarding/);
+        await h().agents!.routed(url.href);
+        // A client that asks for 64 MB and reads none of it.
+        const stalled = tls.connect({ host: '127.0.0.1', port: h().agents!.httpsPort, servername: url.hostname, ca: h().agents!.caPem });
+        await once(stalled, 'secureConnect');
+        stalled.pause();
+        stalled.write(`GET /big HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`);
+        // The rest of the session still answers, while the big answer waits.
+        for (let i = 0; i < 5; i++) {
+          const answer = await get(h(), url.href);
+          assert.equal(answer.status, 200);
+        }
+        assert.equal(bigSent, false, 'the stalled answer is held back by flow control, not buffered whole');
+        stalled.destroy();
+
+        // The old key's credential deleted: its session ends, the new key's goes on.
+        assert.equal((await api.delete(`/ssh_credentials/${oldId}`)).status, 204);
+        assert.notEqual(await old.exited(), 0);
+        assert.equal((await get(h(), url.href)).status, 200);
+      } finally {
+        await stop(agent);
+        await stop(old);
+        server.close();
+      }
+    });
   },
   // Credentials checked every 200 ms: a CA deleted is seen at once.
   { agents: {}, ssh: { credentialCheckMs: 200 } },
+);
+
+describeEachStore(
+  'ssh -R agents: limits and faults',
+  (h) => {
+    test('closes connections past the bound on those not signed in at once, and those that do not sign in after the timeout', async () => {
+      const port = h().agents!.sshPort!;
+      const open = async () => {
+        const socket = net.connect({ host: '127.0.0.1', port });
+        socket.on('error', () => {});
+        await once(socket, 'connect');
+        return { socket, closed: once(socket, 'close') };
+      };
+      const waiting = [await open(), await open()];
+      // Both are counted once the server has them: its banner says so.
+      await Promise.all(waiting.map(({ socket }) => once(socket, 'data')));
+      const extra = await open();
+      await extra.closed;
+      // The two are closed by the sign-in timeout (1 s), having sent nothing.
+      await Promise.all(waiting.map((w) => w.closed));
+      // The bound counts connections, not history: a new one is served again.
+      const again = await open();
+      const [banner] = (await once(again.socket, 'data')) as [Buffer];
+      assert.match(banner.toString(), /^SSH-2\.0-edgeplane/);
+      again.socket.destroy();
+    });
+
+    test('drops a session that sends no command (ssh -N), and refuses a session past the account’s limit, saying why', async () => {
+      const api = await h().newAccount();
+      const key = keyPair();
+      await registerKey(api, key.publicKey);
+      const silent = await ssh(h(), key, '0:localhost:9', ['-N']);
+      assert.notEqual(await silent.exited(), 0);
+      const local = await app();
+      const first = await ssh(h(), key, `0:localhost:${local.port}`, ['http']);
+      try {
+        await first.printed(/Forwarding/);
+        const second = await ssh(h(), key, `0:localhost:${local.port}`, ['http']);
+        assert.equal(await second.exited(), 1);
+        assert.match(second.stderr(), /limited to 1 simultaneous agent sessions \(ERR_NGROK_108\)/);
+      } finally {
+        await stop(first);
+        await local.close();
+      }
+    });
+  },
+  { agents: {}, ssh: { maxUnauthenticated: 2, authTimeoutMs: 1000, commandTimeoutMs: 1000, maxSessionsPerAccount: 1, credentialCheckMs: 200 } },
 );
