@@ -136,6 +136,36 @@ function checkOnce(target: LoadTarget, expectedBytes: number, ca: string | undef
   return withTimeout(request, STEP_TIMEOUT_MS, `GET ${target.url}`);
 }
 
+/**
+ * OpenSSH's client as edgeplane's agent: a fresh key registered as an SSH credential, then
+ * `ssh -R 0:127.0.0.1:<upstream's HTTP port> … http`, as the SDK agent forwards to that port too.
+ */
+async function startEdgeplaneSsh(ctx: AgentPathsContext): Promise<{ host: string; close(): Promise<void> }> {
+  for (const command of ['ssh', 'ssh-keygen']) if (!onPath(command)) throw new Error(`${command} is not on PATH (Debian: openssh-client)`);
+  const dir = tempDir('edgeplane-bench-ssh-agent-');
+  try {
+    const client = keygen(dir, 'client', 'ed25519');
+    await ctx.api.created('/ssh_credentials', { public_key: client.publicKey, description: 'bench' });
+    const forward = await sshReverseForward(ctx.server.sshPort, {
+      keyFile: client.file,
+      targetPort: ctx.ports.httpPort,
+      user: 'v2',
+      command: ['http'],
+      printed: /Forwarding https:\/\/(\S+)/,
+    });
+    return {
+      host: forward.printed![1]!,
+      async close() {
+        await forward.stop();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
 /** sshd with a fresh host key and one authorized key, and `ssh -R` from this side to the upstream's HTTPS port. */
 async function startReverseTunnel(targetPort: number): Promise<{ forward: ReverseForward; close(): Promise<void> }> {
   if (!fs.existsSync('/usr/sbin/sshd')) throw new Error('/usr/sbin/sshd is not installed (Debian: openssh-server)');
@@ -164,7 +194,7 @@ async function startReverseTunnel(targetPort: number): Promise<{ forward: Revers
   }
 }
 
-type PathKey = 'edgeplane' | 'direct-https' | 'ssh' | 'direct-http' | 'relay-pipe' | 'relay-proxy';
+type PathKey = 'edgeplane' | 'edgeplane-ssh' | 'direct-https' | 'ssh' | 'direct-http' | 'relay-pipe' | 'relay-proxy';
 
 /** How a client reaches the upstream by one path. */
 interface Way {
@@ -180,13 +210,14 @@ interface Way {
 
 const LABELS: Record<PathKey, string> = {
   edgeplane: 'edgeplane endpoint (HTTPS)',
+  'edgeplane-ssh': 'edgeplane, ssh -R agent (HTTPS)',
   'direct-https': 'direct, HTTPS',
   ssh: 'ssh -R, HTTPS to the upstream',
   'direct-http': 'direct, plain HTTP',
   'relay-pipe': 'bare Node relay, two TLS hops',
   'relay-proxy': 'Node HTTP proxy, one TLS hop',
 };
-const ORDER: PathKey[] = ['edgeplane', 'direct-https', 'ssh', 'direct-http', 'relay-pipe', 'relay-proxy'];
+const ORDER: PathKey[] = ['edgeplane', 'edgeplane-ssh', 'direct-https', 'ssh', 'direct-http', 'relay-pipe', 'relay-proxy'];
 
 /** The two relays of bench/node-relays.ts in a child of their own, started towards the upstream's ports. */
 async function startRelays(ports: AgentPathsContext['ports']): Promise<{ child: ChildProcess; ready: FromRelays }> {
@@ -373,6 +404,15 @@ export async function benchAgentPaths(ctx: AgentPathsContext): Promise<void> {
     console.log(`${tag} ssh -R skipped: ${message(error)}`);
   }
 
+  console.log(`${tag} ssh -R ${'0:127.0.0.1:' + ports.httpPort} v2@edgeplane http: OpenSSH as edgeplane's agent, signed in by an SSH credential`);
+  let sshAgent: Awaited<ReturnType<typeof startEdgeplaneSsh>> | undefined;
+  try {
+    sshAgent = await startEdgeplaneSsh(ctx);
+    console.log(`${tag} bound https://${sshAgent.host} through ssh`);
+  } catch (error) {
+    fail("edgeplane's ssh -R agent", error);
+  }
+
   let relays: Awaited<ReturnType<typeof startRelays>> | undefined;
   try {
     relays = await startRelays(ports);
@@ -381,6 +421,17 @@ export async function benchAgentPaths(ctx: AgentPathsContext): Promise<void> {
     );
     const ways: Way[] = [
       { key: 'edgeplane', label: LABELS.edgeplane, base: `https://127.0.0.1:${server.httpsPort}`, host: endpointHost, ca: server.caPem },
+      ...(sshAgent
+        ? [
+            {
+              key: 'edgeplane-ssh' as const,
+              label: LABELS['edgeplane-ssh'],
+              base: `https://127.0.0.1:${server.httpsPort}`,
+              host: sshAgent.host,
+              ca: server.caPem,
+            },
+          ]
+        : []),
       { key: 'direct-https', label: LABELS['direct-https'], base: `https://127.0.0.1:${ports.httpsPort}` },
       ...(tunnel ? [{ key: 'ssh' as const, label: LABELS.ssh, base: `https://127.0.0.1:${tunnel.forward.port}` }] : []),
       { key: 'direct-http', label: LABELS['direct-http'], base: `http://127.0.0.1:${ports.httpPort}` },
@@ -438,6 +489,15 @@ export async function benchAgentPaths(ctx: AgentPathsContext): Promise<void> {
         beside: `${gSsh ? `ssh -R ${rate(gSsh)} (${ge ? (ge.rate / gSsh.rate).toFixed(2) : '—'}×)` : `ssh -R ${sshSkipped ? 'skipped' : 'failed'}`}; Node alone: bare relay ${rate(g.get('relay-pipe'))}, HTTP proxy ${rate(g.get('relay-proxy'))}`,
         target: '≥ 1.00 × ssh -R',
         outcome: ge && gSsh ? verdict(ge.rate >= gSsh.rate) : 'n/a',
+      },
+      {
+        row: 'g',
+        what: "small requests/s through edgeplane's ssh -R agent",
+        measured: rate(g.get('edgeplane-ssh')),
+        beside: `the SDK agent ${rate(ge)}${ge && g.get('edgeplane-ssh') ? ` (${(g.get('edgeplane-ssh')!.rate / ge.rate).toFixed(2)}×)` : ''}; sshd's ssh -R ${rate(gSsh)}`,
+        // No target of its own: the figure beside the SDK agent's, as the issue asks.
+        target: 'beside the SDK agent',
+        outcome: 'n/a',
       },
       {
         row: 'g',
@@ -506,6 +566,7 @@ export async function benchAgentPaths(ctx: AgentPathsContext): Promise<void> {
     });
   } finally {
     await tunnel?.close().catch((error: unknown) => console.log(`${tag} stopping ssh/sshd: ${message(error)}`));
+    await sshAgent?.close().catch((error: unknown) => console.log(`${tag} stopping the ssh -R agent: ${message(error)}`));
     await stopUpstream(relays?.child);
   }
 }

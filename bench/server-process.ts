@@ -12,6 +12,8 @@ export interface ServerReady {
   baseUrl: string;
   /** Where agents dial (TLS), and the public HTTPS and HTTP listeners. */
   agentPort: number;
+  /** Where `ssh -R` agents dial. */
+  sshPort: number;
   httpsPort: number;
   httpPort: number;
   /** The harness's CA: agents trust it, and names under the service domain have its certificates. */
@@ -59,9 +61,17 @@ function collect(): void {
 
 serveCalls<ServerCalls>(
   async (): Promise<ServerReady> => {
-    h = await startHarness(kind, { logLevel: 'silent', rateLimit: { perMinute: 0 }, agents: {} });
+    h = await startHarness(kind, { logLevel: 'silent', rateLimit: { perMinute: 0 }, agents: {}, ssh: {} });
     const agents = h.agents!;
-    return { pid: process.pid, baseUrl: h.baseUrl, agentPort: agents.port, httpsPort: agents.httpsPort, httpPort: agents.httpPort, caPem: agents.caPem };
+    return {
+      pid: process.pid,
+      baseUrl: h.baseUrl,
+      agentPort: agents.port,
+      sshPort: agents.sshPort!,
+      httpsPort: agents.httpsPort,
+      httpPort: agents.httpPort,
+      caPem: agents.caPem,
+    };
   },
   {
     async account() {

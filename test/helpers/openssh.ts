@@ -182,6 +182,8 @@ const NON_INTERACTIVE = ['-o', 'IdentitiesOnly=yes', '-o', 'BatchMode=yes', '-o'
 export interface ReverseForward {
   /** The port sshd listens on (127.0.0.1) for the forward. */
   port: number;
+  /** With `printed`: its match in what ssh wrote. */
+  printed?: RegExpExecArray;
   /** What ssh wrote on stderr so far. */
   log(): string;
   stop(): Promise<void>;
@@ -191,12 +193,17 @@ export interface ReverseForward {
  * `ssh -N -R 0:127.0.0.1:<targetPort> root@127.0.0.1 -p <sshdPort>` with a key: sshd listens on a
  * port it picks on its loopback and every connection to it is forwarded through the SSH connection
  * to 127.0.0.1:targetPort on this side. Resolves once ssh reports the allocated port (within 10 s).
+ * With `command` (edgeplane's `http`, say), that command instead of -N, and with `printed`, once
+ * the output also matches it.
  */
-export async function sshReverseForward(sshdPort: number, login: { keyFile: string; targetPort: number; user?: string }): Promise<ReverseForward> {
+export async function sshReverseForward(
+  sshdPort: number,
+  login: { keyFile: string; targetPort: number; user?: string; command?: string[]; printed?: RegExp },
+): Promise<ReverseForward> {
   const child = spawn('ssh', [
     '-F',
     '/dev/null',
-    '-N',
+    ...(login.command ? [] : ['-N']),
     '-i',
     login.keyFile,
     ...NON_INTERACTIVE,
@@ -213,10 +220,12 @@ export async function sshReverseForward(sshdPort: number, login: { keyFile: stri
     '-p',
     String(sshdPort),
     `${login.user ?? 'root'}@127.0.0.1`,
+    ...(login.command ?? []),
   ]);
   let log = '';
   child.stdout.on('data', (c) => (log += c));
   child.stderr.on('data', (c) => (log += c));
+  let printed: RegExpExecArray | undefined;
   const port = await new Promise<number>((resolve, reject) => {
     const fail = (why: string) => {
       clearTimeout(timer);
@@ -227,7 +236,8 @@ export async function sshReverseForward(sshdPort: number, login: { keyFile: stri
     const check = () => {
       // ssh prints this (at its default LogLevel, INFO) when the server picked the port of `-R 0:…`.
       const allocated = /Allocated port (\d+) for remote forward/.exec(log);
-      if (allocated) {
+      printed = login.printed?.exec(log) ?? undefined;
+      if (allocated && (!login.printed || printed)) {
         clearTimeout(timer);
         resolve(Number(allocated[1]));
       }
@@ -240,6 +250,7 @@ export async function sshReverseForward(sshdPort: number, login: { keyFile: stri
   child.removeAllListeners('exit');
   return {
     port,
+    ...(printed && { printed }),
     log: () => log,
     stop: () =>
       new Promise((resolve) => {

@@ -15,7 +15,7 @@ export const TunnelSession = Type.Object(
     os: Type.String({ description: 'the operating system the agent runs on, as it reports it' }),
     region: Type.String({ description: 'the region of the instance that holds the session' }),
     started_at: Timestamp,
-    transport: Type.String({ description: 'how the agent connected (`ngrok/tls` for the agent SDKs)' }),
+    transport: Type.String({ description: 'how the agent connected (`ngrok/tls` for the agent SDKs, `ssh` for ssh -R)' }),
   },
   { description: 'tunnel session: an agent connected now' },
 );
