@@ -506,7 +506,7 @@ export async function startHarness(kind: StoreKind, options: HarnessOptions = {}
 
 /**
  * Three instances on one store, routing to each other over peer links, seen as one harness:
- * agents dial A; the public listeners are B's, and endpoint URLs name B's ports, as they would a
+ * agents (and ssh -R clients) dial A; the public listeners are B's, and endpoint URLs name B's ports, as they would a
  * balancer's (TCP endpoints: B listens on 127.0.0.1, A on 127.0.0.2, C on 127.0.0.3); the API is
  * C's; the three log into one `logs`. A suite run so has every agent's traffic cross a link, and
  * every change made through the API reach another instance's listeners.
@@ -528,7 +528,13 @@ export async function startAcrossInstances(kind: StoreKind, options: HarnessOpti
     ...b,
     acrossInstances: true,
     baseUrl: c.baseUrl,
-    agents: { ...publicSide, port: a.agents!.port, registry: a.agents!.registry, instanceId: a.agents!.instanceId },
+    agents: {
+      ...publicSide,
+      port: a.agents!.port,
+      ...(a.agents!.sshPort !== undefined && { sshPort: a.agents!.sshPort }),
+      registry: a.agents!.registry,
+      instanceId: a.agents!.instanceId,
+    },
     async newAccount() {
       return (await b.newAccount()).at(c.baseUrl);
     },

@@ -177,7 +177,9 @@ describeEachStore(
         // `-R 0:` is told the public port, which OpenSSH prints.
         await waitFor('ssh to print the allocated port', () => agent.stderr().includes(`Allocated port ${h().agents!.httpsPort}`));
 
-        const sessions = await api.get('/tunnel_sessions');
+        // Across instances the API's instance reads the agent's from the store, written soon after.
+        let sessions = await api.get('/tunnel_sessions');
+        await waitFor('the session to be listed', async () => (sessions = await api.get('/tunnel_sessions')).json.tunnel_sessions.length > 0);
         assert.equal(sessions.status, 200);
         const [session, ...more] = sessions.json.tunnel_sessions;
         assert.equal(more.length, 0);
@@ -185,7 +187,8 @@ describeEachStore(
         assert.equal(session.credential.id, credentialId);
         assert.match(session.credential.uri, /\/ssh_credentials\/sshcr_/);
         assert.match(session.agent_version, /^OpenSSH_/);
-        const tunnels = await api.get('/tunnels');
+        let tunnels = await api.get('/tunnels');
+        await waitFor('the tunnel to be listed', async () => (tunnels = await api.get('/tunnels')).json.tunnels.length > 0);
         assert.deepEqual(
           tunnels.json.tunnels.map((t: { public_url: string; proto: string }) => [t.public_url, t.proto]),
           [[url, 'https']],
@@ -322,8 +325,10 @@ describeEachStore(
         const url = (await agent.printed(/Forwarding (https:\/\/\S+)/))[1]!;
         await h().agents!.routed(url);
         assert.equal((await get(h(), url)).status, 200);
-        const [session] = (await api.get('/tunnel_sessions')).json.tunnel_sessions;
-        assert.equal(session.credential.id, ca.json.id, "the CA is the session's credential");
+        let listed: { credential: { id: string } }[] = [];
+        await waitFor('the session to be listed', async () => (listed = (await api.get('/tunnel_sessions')).json.tunnel_sessions).length > 0);
+        const [session] = listed;
+        assert.equal(session!.credential.id, ca.json.id, "the CA is the session's credential");
         // The CA goes once its certificates are deleted (the API refuses it before).
         for (const id of certificates) assert.equal((await api.delete(`/ssh_user_certificates/${id}`)).status, 204);
         assert.equal((await api.delete(`/ssh_certificate_authorities/${ca.json.id}`)).status, 204);
@@ -424,8 +429,9 @@ describeEachStore(
       }
     });
   },
-  // Credentials checked every 200 ms: a CA deleted is seen at once.
-  { agents: {}, ssh: { credentialCheckMs: 200 } },
+  // Credentials checked every 200 ms: a CA deleted is seen at once. Across instances too: the
+  // clients dial one instance, the public side and the API are two others'.
+  { agents: {}, ssh: { credentialCheckMs: 200 }, acrossInstances: true },
 );
 
 describeEachStore(
