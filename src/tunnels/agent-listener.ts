@@ -32,6 +32,7 @@ import type { TunnelTarget } from '../core/live-agents.js';
 import { sameCookie, type AgentSessionInfo, type AgentSessionRegistry, type SessionHandle } from './registry.js';
 import type { RouteClaims } from './claims.js';
 import type { TcpIngress } from './tcp-ingress.js';
+import { checkCredentials, definedOnly, listenOn, stopsAccepting } from './listening.js';
 
 /** ngrok's own codes, which the SDKs surface as the error's code (ngrok.com/docs/errors). */
 export const AGENT_ERRORS = {
@@ -158,41 +159,26 @@ export async function startAgentListener(options: AgentListenerOptions): Promise
     });
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host: options.host, port: options.port }, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listenOn(server, options.host, options.port);
   server.on('error', (err) => log.error({ err }, 'agent listener error'));
   // Made now: once it stops accepting, the server emits 'close' when its last agent's connection ends.
   const closed = new Promise<void>((resolve) => server.once('close', () => resolve()));
-  let accepting = true;
-  const stopAccepting = () => {
-    if (!accepting) return;
-    accepting = false;
-    server.close();
-  };
-
-  // A delete through this instance's API ends its sessions at once (main.ts); this catches the
-  // rest: a credential deleted with its owner, on another instance, or a bot made inactive.
-  const credentialCheck = setInterval(() => {
-    // The SSH listener checks its own (ssh credentials, SSH CAs).
-    const ids = registry.credentialIds().filter((id) => id.startsWith('cr_'));
-    usableCredentialIds(options.store, ids)
-      .then((usable) => {
-        for (const id of ids) if (!usable.has(id)) registry.endForCredential(id, 'the credential was deleted or can no longer be used');
-      })
-      .catch((err: unknown) => log.warn({ err }, 'agent sessions: credentials could not be checked; the next check tries again'));
-  }, tuning.credentialCheckMs);
-  credentialCheck.unref();
+  const stopAccepting = stopsAccepting(server);
+  const stopChecking = checkCredentials({
+    registry,
+    everyMs: tuning.credentialCheckMs,
+    log,
+    // The SSH listener checks its own (SSH credentials, SSH CAs).
+    ours: (id) => id.startsWith('cr_'),
+    usable: (ids) => usableCredentialIds(options.store, ids),
+    reason: 'the credential was deleted or can no longer be used',
+  });
 
   return {
     address: server.address() as AddressInfo,
     stopAccepting,
     async close() {
-      clearInterval(credentialCheck);
+      stopChecking();
       stopAccepting();
       registry.endAll('the server is shutting down');
       options.tcp.close();
@@ -200,10 +186,6 @@ export async function startAgentListener(options: AgentListenerOptions): Promise
       await closed;
     },
   };
-}
-
-function definedOnly(tuning: AgentListenerTuning): AgentListenerTuning {
-  return Object.fromEntries(Object.entries(tuning).filter(([, v]) => v !== undefined)) as AgentListenerTuning;
 }
 
 interface ServeContext {

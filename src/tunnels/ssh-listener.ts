@@ -22,6 +22,7 @@ import type { RouteClaims } from './claims.js';
 import type { AgentSessionInfo, AgentSessionRegistry } from './registry.js';
 import { parseSshCommand, SSH_USAGE, SshCommandError, type RemoteForward, type SshRequest } from './ssh-command.js';
 import type { TcpIngress } from './tcp-ingress.js';
+import { checkCredentials, definedOnly, listenOn, stopsAccepting } from './listening.js';
 
 export interface SshListenerTuning {
   /** From the TCP connection to a successful authentication; past it the connection is dropped. */
@@ -67,10 +68,7 @@ export interface SshListener {
 const NO_COMMANDS = 'an ssh -R session runs no commands: end it with Ctrl-C, or delete its SSH credential';
 
 export async function startSshListener(options: SshListenerOptions): Promise<SshListener> {
-  const tuning = {
-    ...SSH_LISTENER_DEFAULTS,
-    ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
-  } as Required<SshListenerTuning> & SshListenerOptions;
+  const tuning = { ...SSH_LISTENER_DEFAULTS, ...definedOnly(options) } as Required<SshListenerTuning> & SshListenerOptions;
   const { log, registry } = options;
   // Our own TCP server hands each connection to ssh2 (injectSocket), so that the bound on
   // connections not signed in and the sign-in timeout count from the TCP accept: ssh2 tells of a
@@ -110,47 +108,34 @@ export async function startSshListener(options: SshListenerOptions): Promise<Ssh
     socket.setNoDelay(true);
     ssh.injectSocket(socket);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host: options.host, port: options.port }, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listenOn(server, options.host, options.port);
   server.on('error', (err: Error) => log.error({ err }, 'ssh listener error'));
-  let accepting = true;
-  const stopAccepting = () => {
-    if (!accepting) return;
-    accepting = false;
-    server.close();
-  };
-  // A delete through this instance's API ends its sessions at once (the credential's hook); this
-  // catches the rest: a credential deleted on another instance, its owner gone, a bot made inactive.
-  const credentialCheck = setInterval(() => {
-    const ids = registry.credentialIds().filter((id) => id.startsWith('sshcr_') || id.startsWith('sshca_'));
-    if (ids.length === 0) return;
-    Promise.all([
-      usableSshCredentialIds(
-        options.store,
-        ids.filter((id) => id.startsWith('sshcr_')),
-      ),
-      existingSshCertificateAuthorityIds(
-        options.store,
-        ids.filter((id) => id.startsWith('sshca_')),
-      ),
-    ])
-      .then((found) => new Set(found.flatMap((set) => [...set])))
-      .then((usable) => {
-        for (const id of ids) if (!usable.has(id)) registry.endForCredential(id, 'the SSH credential was deleted or can no longer be used');
-      })
-      .catch((err: unknown) => log.warn({ err }, 'ssh sessions: credentials could not be checked; the next check tries again'));
-  }, tuning.credentialCheckMs);
-  credentialCheck.unref();
+  const stopAccepting = stopsAccepting(server);
+  const stopChecking = checkCredentials({
+    registry,
+    everyMs: tuning.credentialCheckMs,
+    log,
+    ours: (id) => id.startsWith('sshcr_') || id.startsWith('sshca_'),
+    usable: async (ids) => {
+      const found = await Promise.all([
+        usableSshCredentialIds(
+          options.store,
+          ids.filter((id) => id.startsWith('sshcr_')),
+        ),
+        existingSshCertificateAuthorityIds(
+          options.store,
+          ids.filter((id) => id.startsWith('sshca_')),
+        ),
+      ]);
+      return new Set(found.flatMap((set) => [...set]));
+    },
+    reason: 'the SSH credential was deleted or can no longer be used',
+  });
   return {
     address: server.address() as AddressInfo,
     stopAccepting,
     async close() {
-      clearInterval(credentialCheck);
+      stopChecking();
       stopAccepting();
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => setImmediate(resolve));
