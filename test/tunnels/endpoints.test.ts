@@ -13,6 +13,7 @@ import tls from 'node:tls';
 import ngrok from '@ngrok/ngrok';
 import { selfSigned } from '../helpers/certs.js';
 import { describeEachStore, type Api, type Harness } from '../helpers/harness.js';
+import { digestUpstream, roundTrip } from '../helpers/upstreams.js';
 
 async function credential(api: Api, acl?: string[]): Promise<{ id: string; token: string }> {
   const created = await api.post('/credentials', { description: 'endpoint test', ...(acl && { acl }) });
@@ -22,41 +23,6 @@ async function credential(api: Api, acl?: string[]): Promise<{ id: string; token
 
 function connect(h: Harness, token: string): Promise<ngrok.Session> {
   return new ngrok.SessionBuilder().authtoken(token).serverAddr(`127.0.0.1:${h.agents!.port}`).caCert(Buffer.from(h.agents!.caPem)).connect();
-}
-
-/** A TCP upstream on loopback that answers each connection with the SHA-256 of all it received, after the client's end. */
-async function digestUpstream(): Promise<{ port: number; close(): Promise<void>; connections: () => number }> {
-  let connections = 0;
-  const server = net.createServer({ allowHalfOpen: true }, (socket) => {
-    connections++;
-    const hash = createHash('sha256');
-    let bytes = 0;
-    socket.on('data', (chunk: Buffer) => {
-      hash.update(chunk);
-      bytes += chunk.length;
-    });
-    socket.on('end', () => socket.end(`${bytes} ${hash.digest('hex')}\n`));
-    socket.on('error', () => {});
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return {
-    port: (server.address() as AddressInfo).port,
-    connections: () => connections,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
-
-/** Sends `payload` to host:port, half-closes, and reads the answer to its end. */
-async function roundTrip(port: number, payload: Buffer): Promise<string> {
-  const socket = net.connect({ host: '127.0.0.1', port, allowHalfOpen: true });
-  await once(socket, 'connect');
-  const chunks: Buffer[] = [];
-  socket.on('data', (c: Buffer) => chunks.push(c));
-  socket.end(payload);
-  await once(socket, 'end');
-  socket.destroy();
-  return Buffer.concat(chunks).toString();
 }
 
 /** A new account with a credential, an upstream and an agent connected with it; `done()` closes the agent and the upstream. */

@@ -17,6 +17,7 @@ import tls from 'node:tls';
 import { waitFor } from '../helpers/assertions.js';
 import { selfSigned } from '../helpers/certs.js';
 import { describeEachStore, type Api, type Harness } from '../helpers/harness.js';
+import { digestUpstream, roundTrip } from '../helpers/upstreams.js';
 
 const dirs: string[] = [];
 after(() => {
@@ -113,6 +114,13 @@ async function registerKey(api: Api, publicKey: string, acl?: string[]): Promise
   return made.json.id as string;
 }
 
+/** A new account with a fresh key registered as its SSH credential. */
+async function signedUp(h: Harness): Promise<{ api: Api; key: ReturnType<typeof keyPair>; credentialId: string }> {
+  const api = await h.newAccount();
+  const key = keyPair();
+  return { api, key, credentialId: await registerKey(api, key.publicKey) };
+}
+
 /** A local app answering every request with its path and the bytes it received. */
 async function app(): Promise<{ port: number; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
@@ -161,9 +169,7 @@ describeEachStore(
   'ssh -R agents',
   (h) => {
     test('http: a random name, printed to the terminal, serving the local app through the ssh process; the API lists the session until Ctrl-C', async () => {
-      const api = await h().newAccount();
-      const key = keyPair();
-      const credentialId = await registerKey(api, key.publicKey);
+      const { api, key, credentialId } = await signedUp(h());
       const local = await app();
       const agent = await ssh(h(), key, `0:localhost:${local.port}`, ['http']);
       try {
@@ -203,44 +209,24 @@ describeEachStore(
     });
 
     test('tcp: a random address; the bytes cross both ways whole', async () => {
-      const api = await h().newAccount();
-      const key = keyPair();
-      await registerKey(api, key.publicKey);
-      const upstream = net.createServer({ allowHalfOpen: true }, (socket) => {
-        const hash = createHash('sha256');
-        let bytes = 0;
-        socket.on('data', (c: Buffer) => {
-          hash.update(c);
-          bytes += c.length;
-        });
-        socket.on('end', () => socket.end(`${bytes} ${hash.digest('hex')}\n`));
-      });
-      upstream.listen(0, '127.0.0.1');
-      await once(upstream, 'listening');
-      const agent = await ssh(h(), key, `0:localhost:${(upstream.address() as AddressInfo).port}`, ['tcp']);
+      const { key } = await signedUp(h());
+      const upstream = await digestUpstream();
+      const agent = await ssh(h(), key, `0:localhost:${upstream.port}`, ['tcp']);
       try {
         const url = new URL((await agent.printed(/Forwarding (tcp:\/\/\S+)/))[1]!);
         assert.equal(url.hostname, '1.tcp.edgeplane.app');
         await h().agents!.routed(url.href);
         const payload = randomBytes(3 * 1024 * 1024);
-        const socket = net.connect({ host: '127.0.0.1', port: Number(url.port), allowHalfOpen: true });
-        await once(socket, 'connect');
-        const chunks: Buffer[] = [];
-        socket.on('data', (c: Buffer) => chunks.push(c));
-        socket.end(payload);
-        await once(socket, 'end');
-        assert.equal(Buffer.concat(chunks).toString(), `${payload.length} ${sha256(payload)}\n`);
+        assert.equal(await roundTrip(Number(url.port), payload), `${payload.length} ${sha256(payload)}\n`);
         await waitFor('ssh to print the allocated port', () => agent.stderr().includes(`Allocated port ${url.port}`));
       } finally {
         await stop(agent);
-        upstream.close();
+        await upstream.close();
       }
     });
 
     test('tls: a reserved domain named in the forward, TLS passed through to the local server', async () => {
-      const api = await h().newAccount();
-      const key = keyPair();
-      await registerKey(api, key.publicKey);
+      const { api, key } = await signedUp(h());
       const name = `ssh-${randomBytes(4).toString('hex')}.example.com`;
       // Not reserved yet: refused, with ngrok's code, on the terminal.
       const early = await ssh(h(), key, `${name}:443:localhost:9`, ['tls']);
@@ -341,9 +327,7 @@ describeEachStore(
     });
 
     test('answers a bad command, or none, with the usage on the terminal', async () => {
-      const api = await h().newAccount();
-      const key = keyPair();
-      await registerKey(api, key.publicKey);
+      const { key } = await signedUp(h());
       const unknown = await ssh(h(), key, '0:localhost:9', ['ftp']);
       assert.equal(await unknown.exited(), 1);
       assert.match(unknown.stderr(), /unknown command 'ftp'/);
@@ -357,9 +341,7 @@ describeEachStore(
     });
 
     test('labeled: an HTTPS edge routes to the tunnel by its labels', async () => {
-      const api = await h().newAccount();
-      const key = keyPair();
-      await registerKey(api, key.publicKey);
+      const { api, key } = await signedUp(h());
       const local = await app();
       const name = `shop-${randomBytes(4).toString('hex')}.edgeplane.app`;
       assert.equal((await api.post('/reserved_domains', { domain: name })).status, 201);
@@ -460,9 +442,7 @@ describeEachStore(
     });
 
     test('drops a session that sends no command (ssh -N), and refuses a session past the account’s limit, saying why', async () => {
-      const api = await h().newAccount();
-      const key = keyPair();
-      await registerKey(api, key.publicKey);
+      const { key } = await signedUp(h());
       const silent = await ssh(h(), key, '0:localhost:9', ['-N']);
       assert.notEqual(await silent.exited(), 0);
       const local = await app();

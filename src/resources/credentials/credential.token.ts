@@ -90,15 +90,19 @@ export async function authenticateAgentToken(across: CrossAccountReader, token: 
 }
 
 /**
- * Of `ids`, the credentials that still let an agent in: they exist and their owner is a user or an
+ * Of `ids`, the credentials (or, with `table`, the SSH credentials) that still let an agent in: they exist and their owner is a user or an
  * active bot. Live sessions are checked against it, so that a credential gone any way (deleted,
  * with its owner, on another instance) or a bot made inactive ends its sessions.
  */
-export async function usableCredentialIds(across: CrossAccountReader, ids: readonly string[]): Promise<Set<string>> {
+export async function usableCredentialIds(
+  across: CrossAccountReader,
+  ids: readonly string[],
+  table: 'credentials' | 'ssh_credentials' = 'credentials',
+): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const rows = await readAcrossAccounts(across, (reader) =>
     reader
-      .selectFrom('credentials as c')
+      .selectFrom(`${table} as c` as 'credentials as c')
       .leftJoin('users as u', 'u.id', 'c.owner_id')
       .leftJoin('bot_users as b', 'b.id', 'c.owner_id')
       .select(['c.id', 'u.role', 'b.active'])

@@ -5,7 +5,7 @@
 // agent's token. The owner rule is the credentials' (ownerUsable): a user, or an active bot.
 import { createHash } from 'node:crypto';
 import { readAcrossAccounts, type CrossAccountReader } from '../../db/cross-account.js';
-import { ownerUsable, type AgentCredential } from '../credentials/credential.token.js';
+import { ownerUsable, usableCredentialIds, type AgentCredential } from '../credentials/credential.token.js';
 import { canonicalSshKeyBlob } from './ssh-credential-key.js';
 
 /** OpenSSH's fingerprint of a key's wire blob: `SHA256:` and the unpadded base64 of its SHA-256. */
@@ -42,18 +42,8 @@ export async function sshCredentialsForKey(across: CrossAccountReader, blob: Buf
  * usableCredentialIds, so that a credential gone any way (deleted, with its owner, on another
  * instance) or a bot made inactive ends its sessions.
  */
-export async function usableSshCredentialIds(across: CrossAccountReader, ids: readonly string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await readAcrossAccounts(across, (reader) =>
-    reader
-      .selectFrom('ssh_credentials as c')
-      .leftJoin('users as u', 'u.id', 'c.owner_id')
-      .leftJoin('bot_users as b', 'b.id', 'c.owner_id')
-      .select(['c.id', 'u.role', 'b.active'])
-      .where('c.id', 'in', ids)
-      .execute(),
-  );
-  return new Set(rows.filter(ownerUsable).map((r) => r.id));
+export function usableSshCredentialIds(across: CrossAccountReader, ids: readonly string[]): Promise<Set<string>> {
+  return usableCredentialIds(across, ids, 'ssh_credentials');
 }
 
 /** The ACL (stored form, parsed) of an SSH credential, or undefined when it is gone: read at each bind, as a credential's is. */
