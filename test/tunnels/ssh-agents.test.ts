@@ -137,7 +137,12 @@ async function app(): Promise<{ port: number; close(): Promise<void> }> {
   return { port: (server.address() as AddressInfo).port, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-function get(h: Harness, url: string, body?: Buffer): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
+function get(
+  h: Harness,
+  url: string,
+  body?: Buffer,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
   const target = new URL(url);
   return new Promise((resolve, reject) => {
     const req = https.request(
@@ -146,7 +151,7 @@ function get(h: Harness, url: string, body?: Buffer): Promise<{ status: number; 
         port: h.agents!.httpsPort,
         method: body ? 'POST' : 'GET',
         path: '/hello',
-        headers: { host: target.host },
+        headers: { host: target.host, ...headers },
         servername: target.hostname,
         ca: h.agents!.caPem,
         agent: false,
@@ -206,6 +211,27 @@ describeEachStore(
       await waitFor('the session to be gone', async () => (await api.get('/tunnel_sessions')).json.tunnel_sessions.length === 0);
       await h().agents!.routed((/Forwarding (\S+)/.exec(agent.stdout()) ?? [])[1]!, { gone: true });
       await local.close();
+    });
+
+    test('http --basic-auth: the endpoint asks for the password before the request reaches the local app', async () => {
+      const { key } = await signedUp(h());
+      const local = await app();
+      const agent = await ssh(h(), key, `0:localhost:${local.port}`, ['http', '--basic-auth', 'me:correct-horse-battery']);
+      try {
+        const url = (await agent.printed(/Forwarding (https:\/\/\S+)/))[1]!;
+        await h().agents!.routed(url);
+        const refused = await get(h(), url);
+        assert.equal(refused.status, 401);
+        assert.match(String(refused.headers['www-authenticate']), /^Basic/);
+        const wrong = await get(h(), url, undefined, { authorization: `Basic ${Buffer.from('me:wrong password').toString('base64')}` });
+        assert.equal(wrong.status, 401);
+        const letIn = await get(h(), url, undefined, { authorization: `Basic ${Buffer.from('me:correct-horse-battery').toString('base64')}` });
+        assert.equal(letIn.status, 200);
+        assert.match(letIn.body, /^app \/hello/);
+      } finally {
+        await stop(agent);
+        await local.close();
+      }
     });
 
     test('tcp: a random address; the bytes cross both ways whole', async () => {
