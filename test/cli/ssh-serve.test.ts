@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
+import { sshAgentArgs } from '../helpers/openssh.js';
 import { freePort } from '../helpers/ports.js';
 import { CLI, CLI_CWD } from '../helpers/serve-process.js';
 
@@ -78,26 +79,7 @@ test('serve with EDGEPLANE_SSH_LISTEN: ssh -R puts a local app online, and the h
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', key]);
   const knownHosts = path.join(dir, 'known_hosts');
   const sshRun = () =>
-    run('ssh', [
-      '-F',
-      '/dev/null',
-      '-o',
-      'BatchMode=yes',
-      '-o',
-      'IdentitiesOnly=yes',
-      '-o',
-      'StrictHostKeyChecking=yes',
-      '-o',
-      `UserKnownHostsFile=${knownHosts}`,
-      '-i',
-      key,
-      '-p',
-      String(sshPort),
-      '-R',
-      `0:localhost:${(app.address() as AddressInfo).port}`,
-      'v2@127.0.0.1',
-      'http',
-    ]);
+    run('ssh', sshAgentArgs({ keyFile: key, knownHosts, port: sshPort, forward: `0:localhost:${(app.address() as AddressInfo).port}`, command: ['http'] }));
 
   let server = serve();
   try {

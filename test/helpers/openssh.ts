@@ -179,6 +179,33 @@ export function sshLogin(
 /** ssh never asks anything and gives up on a host that does not answer. */
 const NON_INTERACTIVE = ['-o', 'IdentitiesOnly=yes', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10'];
 
+/**
+ * `ssh -R <forward> -p <port> <user>@127.0.0.1 <command…>`'s arguments as an edgeplane agent runs
+ * it in the tests: no configuration of the user's or the system's, no prompt, only `keyFile`, and
+ * the server's host key checked against `knownHosts` alone.
+ */
+export function sshAgentArgs(options: { keyFile: string; knownHosts: string; port: number; forward: string; user?: string; command: string[] }): string[] {
+  return [
+    '-F',
+    '/dev/null',
+    ...NON_INTERACTIVE,
+    '-o',
+    'StrictHostKeyChecking=yes',
+    '-o',
+    `UserKnownHostsFile=${options.knownHosts}`,
+    '-o',
+    'GlobalKnownHostsFile=/dev/null',
+    '-i',
+    options.keyFile,
+    '-p',
+    String(options.port),
+    '-R',
+    options.forward,
+    `${options.user ?? 'v2'}@127.0.0.1`,
+    ...options.command,
+  ];
+}
+
 export interface ReverseForward {
   /** The port sshd listens on (127.0.0.1) for the forward. */
   port: number;

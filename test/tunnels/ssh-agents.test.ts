@@ -17,6 +17,7 @@ import tls from 'node:tls';
 import { waitFor } from '../helpers/assertions.js';
 import { selfSigned } from '../helpers/certs.js';
 import { describeEachStore, type Api, type Harness } from '../helpers/harness.js';
+import { sshAgentArgs } from '../helpers/openssh.js';
 import { digestUpstream, roundTrip } from '../helpers/upstreams.js';
 
 const dirs: string[] = [];
@@ -51,32 +52,7 @@ async function ssh(h: Harness, key: { file: string; dir: string }, forward: stri
   const hostKey = await h.deps.store.db.selectFrom('ssh_host_keys').select('public_key').executeTakeFirstOrThrow();
   const knownHosts = path.join(key.dir, `known_hosts_${port}`);
   fs.writeFileSync(knownHosts, `[127.0.0.1]:${port} ${hostKey.public_key}\n`);
-  const proc = spawn(
-    'ssh',
-    [
-      '-F',
-      '/dev/null',
-      '-o',
-      'BatchMode=yes',
-      '-o',
-      'IdentitiesOnly=yes',
-      '-o',
-      'StrictHostKeyChecking=yes',
-      '-o',
-      `UserKnownHostsFile=${knownHosts}`,
-      '-o',
-      'GlobalKnownHostsFile=/dev/null',
-      '-i',
-      key.file,
-      '-p',
-      String(port),
-      '-R',
-      forward,
-      `${user}@127.0.0.1`,
-      ...command,
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const proc = spawn('ssh', sshAgentArgs({ keyFile: key.file, knownHosts, port, forward, user, command }), { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   proc.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
