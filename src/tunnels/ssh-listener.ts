@@ -159,7 +159,7 @@ function serveSsh(client: Connection, clientInfo: { ip: string; header: { versio
 
   /** Says why on the command's channel when there is one, then hangs up. */
   const end = (reason: string, exitCode = 1): void => {
-    endedBecause ??= reason;
+    if (reason !== '') endedBecause ??= reason;
     if (commandChannel?.writable) {
       if (reason !== '') commandChannel.stderr.write(`edgeplane: ${reason}\n`);
       commandChannel.exit(exitCode);
@@ -300,7 +300,11 @@ function serveSsh(client: Connection, clientInfo: { ip: string; header: { versio
 
   client.on('session', (acceptSession) => {
     const session = acceptSession();
-    session.on('pty', (accept) => accept?.());
+    let terminal = false;
+    session.on('pty', (accept) => {
+      terminal = true;
+      accept?.();
+    });
     session.on('env', (accept) => accept?.());
     session.on('window-change', (accept) => accept?.());
     const run = (channel: ServerChannel, command: string) => {
@@ -312,12 +316,16 @@ function serveSsh(client: Connection, clientInfo: { ip: string; header: { versio
       }
       commandChannel = channel;
       clearTimeout(commandTimer);
-      // The user's Ctrl-C, with a terminal (`ssh -t`), arrives as a byte on the channel.
+      // The user's Ctrl-C (or Ctrl-D), with a terminal (`ssh -t`), arrives as a byte on the channel;
+      // without one, Ctrl-C stops the ssh process itself, and the bytes of its input mean nothing.
       channel.on('data', (data: Buffer) => {
-        if (data.includes(3) || data.includes(4)) end('stopped', 0);
+        if (terminal && (data.includes(3) || data.includes(4))) end('stopped', 0);
       });
       channel.on('close', () => client.end());
-      void runCommand(channel, command);
+      runCommand(channel, command).catch((err: unknown) => {
+        log.error({ err, session_id: info?.id }, 'ssh command failed');
+        end('the command could not be run; try again');
+      });
     };
     session.on('exec', (accept, _reject, request) => run(accept(), request.command));
     session.on('shell', (accept) => run(accept(), ''));

@@ -47,12 +47,14 @@ interface SshAgent {
  * `ssh -R <forward> v2@127.0.0.1 <command>` with the key, trusting only the host key the store
  * holds (a known_hosts file of that one line), and no user or system configuration.
  */
-async function ssh(h: Harness, key: { file: string; dir: string }, forward: string, command: string[], user = 'v2'): Promise<SshAgent> {
+async function ssh(h: Harness, key: { file: string; dir: string }, forward: string, command: string[], user = 'v2', terminal = false): Promise<SshAgent> {
   const port = h.agents!.sshPort!;
   const hostKey = await h.deps.store.db.selectFrom('ssh_host_keys').select('public_key').executeTakeFirstOrThrow();
   const knownHosts = path.join(key.dir, `known_hosts_${port}`);
   fs.writeFileSync(knownHosts, `[127.0.0.1]:${port} ${hostKey.public_key}\n`);
-  const proc = spawn('ssh', sshAgentArgs({ keyFile: key.file, knownHosts, port, forward, user, command }), { stdio: ['ignore', 'pipe', 'pipe'] });
+  // `terminal`: -tt asks for one even without a local terminal, and stdin's bytes go as typed.
+  const args = sshAgentArgs({ keyFile: key.file, knownHosts, port, forward, user, command });
+  const proc = spawn('ssh', terminal ? ['-tt', ...args] : args, { stdio: [terminal ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   proc.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
@@ -187,6 +189,23 @@ describeEachStore(
       await waitFor('the session to be gone', async () => (await api.get('/tunnel_sessions')).json.tunnel_sessions.length === 0);
       await h().agents!.routed((/Forwarding (\S+)/.exec(agent.stdout()) ?? [])[1]!, { gone: true });
       await local.close();
+    });
+
+    test('with a terminal (ssh -t), Ctrl-C typed ends the session and its tunnel, and ssh exits 0', async () => {
+      const { api, key } = await signedUp(h());
+      const local = await app();
+      const agent = await ssh(h(), key, `0:localhost:${local.port}`, ['http'], 'v2', true);
+      try {
+        const url = (await agent.printed(/Forwarding (https:\/\/\S+)/))[1]!;
+        await h().agents!.routed(url);
+        agent.proc.stdin!.write('\x03');
+        assert.equal(await agent.exited(), 0, agent.stderr());
+        await h().agents!.routed(url, { gone: true });
+        await waitFor('the session to be gone', async () => (await api.get('/tunnel_sessions')).json.tunnel_sessions.length === 0);
+      } finally {
+        await stop(agent);
+        await local.close();
+      }
     });
 
     test('http --basic-auth: the endpoint asks for the password before the request reaches the local app', async () => {
