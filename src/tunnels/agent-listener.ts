@@ -290,21 +290,13 @@ async function serveRequest(request: AgentRequest, stream: MuxadoStream, info: A
     return;
   }
   if (request.type !== StreamType.bind && request.type !== StreamType.startTunnelWithLabel) return;
-  const placeOptions = {
-    store: ctx.store,
-    settings: ctx.binds,
-    session: { id: info.id, accountId: info.accountId, credentialId: info.credentialId },
-    tcpPortFree: (port: number) => ctx.tcp.isFree(port),
-    tcpPortBindable: (port: number) => ctx.tcp.bindable(port),
-    counts: { session: registry.tunnelsOf(info.id).length, account: registry.tunnelCount(info.accountId) },
-  };
   try {
-    const placement = request.type === StreamType.bind ? await placeBind(request.message, placeOptions) : await placeLabeled(request.message, placeOptions);
+    const placement = await placeForSession(
+      request.type === StreamType.bind ? { kind: 'bind', bind: request.message } : { kind: 'labeled', request: request.message },
+      info,
+      ctx,
+    );
     if (session.closed || registry.infoOf(info.id) !== info) return;
-    if (request.type === StreamType.bind && placement.modules) {
-      const sealed = sealBindOptions(request.message, placement.live.id, ctx.binds);
-      if (sealed !== undefined) placement.live.sealedOptions = sealed;
-    }
     const target = proxyTarget(placement, { end: () => {}, open: () => registry.proxyStream(session.open()) });
     await holdTunnel(placement, target, () => session.closed || registry.infoOf(info.id) !== info, ctx);
     if (request.type === StreamType.bind) answerBind(request.message, placement, stream);
@@ -318,6 +310,37 @@ async function serveRequest(request: AgentRequest, stream: MuxadoStream, info: A
     log.info({ session_id: info.id, account_id: info.accountId, code: err.errorCode, reason: err.message }, 'agent bind refused');
     reply(stream, encodeErrorResp(err.message, err.errorCode));
   }
+}
+
+/** A bind, or a labeled tunnel, as a session asks for it (the agent's Bind or StartTunnelWithLabel, or what an ssh command makes). */
+export type TunnelRequest = { kind: 'bind'; bind: Bind } | { kind: 'labeled'; request: StartTunnelWithLabel };
+
+/**
+ * Places a session's request (binds.ts) with this process's counts and ports; a bind's options
+ * are sealed into its record for the other instances. BindRefused says why not. Shared with the
+ * SSH listener.
+ */
+export async function placeForSession(
+  request: TunnelRequest,
+  info: AgentSessionInfo,
+  ctx: Pick<ServeContext, 'store' | 'binds' | 'tcp' | 'registry'>,
+): Promise<Placement> {
+  const { registry } = ctx;
+  const placeOptions = {
+    store: ctx.store,
+    settings: ctx.binds,
+    session: { id: info.id, accountId: info.accountId, credentialId: info.credentialId },
+    tcpPortFree: (port: number) => ctx.tcp.isFree(port),
+    tcpPortBindable: (port: number) => ctx.tcp.bindable(port),
+    counts: { session: registry.tunnelsOf(info.id).length, account: registry.tunnelCount(info.accountId) },
+  };
+  if (request.kind === 'labeled') return placeLabeled(request.request, placeOptions);
+  const placement = await placeBind(request.bind, placeOptions);
+  if (placement.modules) {
+    const sealed = sealBindOptions(request.bind, placement.live.id, ctx.binds);
+    if (sealed !== undefined) placement.live.sealedOptions = sealed;
+  }
+  return placement;
 }
 
 /** What holding a tunnel needs of a listener: the registry, the route claims, the TCP endpoints. */

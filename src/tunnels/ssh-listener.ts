@@ -16,8 +16,8 @@ import { parseCertificate, verifySshSignature, type ParsedCertificate } from '..
 import { existingSshCertificateAuthorityIds, sshCertificateAuthorityForKey } from '../resources/ssh-certificate-authorities/ssh-certificate-authority.auth.js';
 import { sshCredentialsForKey, usableSshCredentialIds } from '../resources/ssh-credentials/ssh-credential.auth.js';
 import type { AgentCredential } from '../resources/credentials/credential.token.js';
-import { holdTunnel, tunnelTarget, type HoldContext } from './agent-listener.js';
-import { BindRefused, placeBind, placeLabeled, sealBindOptions, type BindSettings, type Placement } from './binds.js';
+import { holdTunnel, placeForSession, tunnelTarget, type HoldContext } from './agent-listener.js';
+import { BindRefused, type BindSettings, type Placement } from './binds.js';
 import type { RouteClaims } from './claims.js';
 import type { AgentSessionInfo, AgentSessionRegistry } from './registry.js';
 import { parseSshCommand, SSH_USAGE, SshCommandError, type RemoteForward, type SshRequest } from './ssh-command.js';
@@ -346,23 +346,11 @@ function serveSsh(client: Connection, clientInfo: { ip: string; header: { versio
     }
     if (!forward) return end('no remote forward: run ssh -R 0:localhost:PORT HOST http (the -R says where your service is)');
     const session = info;
-    const placeOptions = {
-      store: ctx.store,
-      settings: ctx.binds,
-      session: { id: session.id, accountId: session.accountId, credentialId: session.credentialId },
-      tcpPortFree: (port: number) => ctx.tcp.isFree(port),
-      tcpPortBindable: (port: number) => ctx.tcp.bindable(port),
-      counts: { session: registry.tunnelsOf(session.id).length, account: registry.tunnelCount(session.accountId) },
-    };
     const gone = () => registry.infoOf(session.id) !== session;
     let placement: Placement;
     try {
-      placement = request.kind === 'bind' ? await placeBind(request.bind, placeOptions) : await placeLabeled(request.request, placeOptions);
+      placement = await placeForSession(request, session, ctx);
       if (gone()) return;
-      if (request.kind === 'bind' && placement.modules) {
-        const sealed = sealBindOptions(request.bind, placement.live.id, ctx.binds);
-        if (sealed !== undefined) placement.live.sealedOptions = sealed;
-      }
       const boundPort = placement.tcpPort ?? (forward.bindPort === 0 ? publicPort(placement, ctx.binds) : forward.bindPort);
       const { bindAddr } = forward;
       const target = tunnelTarget(placement, (clientAddr) => registry.proxyStream(forwardedChannel(client, bindAddr, boundPort, clientAddr)));

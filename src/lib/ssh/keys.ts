@@ -66,6 +66,14 @@ export function toSshPublicKey(key: KeyObject): SshPublicKey {
   throw new KeyError(`unsupported key type ${jwk.kty}`);
 }
 
+/** The algorithm name a wire blob starts with (RFC 4253 §6.6), or undefined when it has none. */
+export function blobAlgorithm(blob: Buffer): string | undefined {
+  if (blob.length < 4) return undefined;
+  const length = blob.readUInt32BE(0);
+  if (length === 0 || length > 64 || 4 + length > blob.length) return undefined;
+  return blob.subarray(4, 4 + length).toString('latin1');
+}
+
 export function authorizedKeysLine(key: SshPublicKey, comment?: string): string {
   return `${key.algorithm} ${key.blob.toString('base64')}${comment ? ` ${comment}` : ''}`;
 }

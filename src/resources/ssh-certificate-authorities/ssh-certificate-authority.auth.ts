@@ -2,11 +2,12 @@
 // certificate: which account's CA signed it (found by the CA's public key, across accounts, before
 // the account is known), and whether the CAs of live sessions still exist.
 import { readAcrossAccounts, type CrossAccountReader } from '../../db/cross-account.js';
+import { blobAlgorithm } from '../../lib/ssh/keys.js';
 
 /** The CA whose public key is this wire blob, or undefined. Its line is stored as `<type> <base64>`, maybe with a comment. */
 export async function sshCertificateAuthorityForKey(across: CrossAccountReader, blob: Buffer): Promise<{ id: string; accountId: string } | undefined> {
-  if (blob.length < 4) return undefined;
-  const algorithm = blob.subarray(4, 4 + Math.min(blob.readUInt32BE(0), 64)).toString('latin1');
+  const algorithm = blobAlgorithm(blob);
+  if (algorithm === undefined) return undefined;
   const line = `${algorithm} ${blob.toString('base64')}`;
   const row = await readAcrossAccounts(across, (reader) =>
     reader

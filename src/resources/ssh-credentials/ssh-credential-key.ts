@@ -10,7 +10,7 @@
 // nor an RSA key's size) and with one message for every failure. What is added here is what an
 // authorized_keys *line* may hold that a credential's key may not: nothing, several lines, options
 // before the key type, PEM or RFC 4716 text.
-import { KeyError, parseAuthorizedKey } from '../../lib/ssh/keys.js';
+import { blobAlgorithm, KeyError, parseAuthorizedKey } from '../../lib/ssh/keys.js';
 import { sshCredentialErrors } from './ssh-credential.errors.js';
 
 /** The key types an SSH credential takes: those the SSH listener can verify a signature of. */
@@ -64,19 +64,11 @@ export function readSshCredentialKey(text: string): SshCredentialKey {
  * stores them), or undefined when it is no key a credential could hold.
  */
 export function canonicalSshKeyBlob(blob: Buffer): Buffer | undefined {
-  const type = blobType(blob);
+  const type = blobAlgorithm(blob);
   if (type === undefined || !(SSH_CREDENTIAL_KEY_TYPES as readonly string[]).includes(type)) return undefined;
   try {
     return parseAuthorizedKey(`${type} ${blob.toString('base64')}`).blob;
   } catch {
     return undefined;
   }
-}
-
-/** The type string at the start of a wire blob (RFC 4253 §6.6), or undefined when it has none. */
-function blobType(blob: Buffer): string | undefined {
-  if (blob.length < 4) return undefined;
-  const length = blob.readUInt32BE(0);
-  if (length === 0 || length > 64 || 4 + length > blob.length) return undefined;
-  return blob.subarray(4, 4 + length).toString('latin1');
 }
